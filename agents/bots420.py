@@ -1,0 +1,64 @@
+"""Heuristic and exact bots for 420.  Each reads the two hands from its
+observation (see ``envs.codec420``) and answers a keep index."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents import solver420
+from agents.base import DeterministicAgent
+from envs import codec420
+from envs import game420 as g
+
+# P(the new hand totals 20 | keep k): the chance a keep makes 20 on this roll.
+P_TWENTY_NOW = solver420.T @ solver420.WIN
+# P(the new hand goes over 20 | keep k).
+P_OVER_NOW = solver420.T @ (solver420.TOTAL > g.TARGET)
+
+
+class GreedyAgent(DeterministicAgent):
+    """Maximises the chance of making 20 on this roll (ties: the keep less likely
+    to go over 20, then the one that keeps more dice)."""
+
+    name = "greedy"
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = np.flatnonzero(action_mask)
+        return int(max(legal, key=lambda a: (P_TWENTY_NOW[a], -P_OVER_NOW[a], len(g.KEEPS[a]))))
+
+
+class FoundationAgent(DeterministicAgent):
+    """Seed 002's strategy: keep a foundation of three dice totalling 15-19 and
+    reroll the fourth; with no foundation, keep the best start toward one.
+
+    Reading of the seed: the "ideal hand" has a foundation of 15 or more and one
+    die to reroll; a foundation of 20 or more could never make 20 with one die,
+    so it is 15-19.  Of several foundations the highest is kept.  Without one, the
+    bot keeps the highest legal pair (two dice totalling 10 or more), else a 5
+    or 6, else rerolls all four.  It ignores the opponent's hand.
+    """
+
+    name = "foundation"
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = [a for a in np.flatnonzero(action_mask)]
+        for size, fits in ((3, lambda s: 15 <= s <= 19), (2, lambda s: s >= 10), (1, lambda s: s >= 5)):
+            options = [a for a in legal if len(g.KEEPS[a]) == size and fits(sum(g.KEEPS[a]))]
+            if options:
+                return int(max(options, key=lambda a: (sum(g.KEEPS[a]), g.KEEPS[a])))
+        return g.REROLL_ALL
+
+
+class OptimalAgent(DeterministicAgent):
+    """Exactly optimal play: the keep with the highest exact chance to win,
+    from the solved game (``agents.solver420``)."""
+
+    name = "optimal"
+
+    def __init__(self):
+        self.solution = solver420.solve()
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
+        own, opp = codec420.decode(obs)
+        q = np.where(action_mask, self.solution.q[:, g.HAND_INDEX[opp]], -np.inf)
+        return int(np.argmax(q))

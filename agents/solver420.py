@@ -1,0 +1,213 @@
+"""Exact analysis of two-player 420: the optimal policy and the exact win
+probability of any pair of stationary policies.
+
+The state at a decision is (mover's hand, opponent's hand): 126 x 126 pairs.
+Write V[h, o] for the probability that the player to move, holding ``h``
+against ``o``, wins.  Keeping ``k`` rolls a new hand ``h2`` with probability
+``T[k, h2]``; the mover wins at once if ``h2`` totals 20 (R5), otherwise the
+opponent moves from ``(o, h2)``, so
+
+    V[h, o] = max over legal k of  sum_h2 T[k, h2] * (win(h2) + (1 - win(h2)) * (1 - V[o, h2])).
+
+The right-hand side does not depend on ``h`` except through which keeps are
+legal, so it is one (14 x 126) matrix ``Q[k, o]`` per sweep.  Value iteration
+converges geometrically (every turn ends the game with a positive chance) and
+is iterated until a sweep changes nothing by more than ``tol``.
+
+Policies are tables ``P[h, o, k]`` of probabilities (deterministic ones are
+one-hot); rows for states that never occur (either hand already totals 20) are
+ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from envs import game420 as g
+from envs.codec420 import LEGAL_MASKS
+
+N_HANDS = len(g.HANDS)
+WIN = np.array([g.is_win(h) for h in g.HANDS])
+TOTAL = np.array([sum(h) for h in g.HANDS])
+# T[k, h2]: probability that keeping KEEPS[k] and rolling the rest gives hand h2.
+T = np.zeros((g.N_ACTIONS, N_HANDS))
+for _k, _keep in enumerate(g.KEEPS):
+    for _h2, _p in g.roll_distribution(_keep).items():
+        T[_k, g.HAND_INDEX[_h2]] = float(_p)
+LEGAL = LEGAL_MASKS
+FIRST_ROLL = T[g.REROLL_ALL]
+# Decision states: neither hand totals 20.
+DECISION = ~WIN[:, None] & ~WIN[None, :]
+
+DEFAULT_TOL = 1e-15
+MAX_SWEEPS = 100_000
+
+
+def _after_roll(v_opp: np.ndarray) -> np.ndarray:
+    """M[h2, o]: the mover's chance to win having just rolled ``h2`` against ``o``,
+    given ``v_opp[o, h2]``, the opponent's chance to win when it moves next."""
+    return np.where(WIN[:, None], 1.0, 1.0 - v_opp.T)
+
+
+def keep_values(v_opp: np.ndarray) -> np.ndarray:
+    """Q[k, o]: the mover's chance to win by keeping ``KEEPS[k]`` against ``o``."""
+    return T @ _after_roll(v_opp)
+
+
+def _best(q: np.ndarray) -> np.ndarray:
+    """max over legal keeps of Q[k, o], for every (h, o)."""
+    return np.where(LEGAL[:, :, None], q[None, :, :], -np.inf).max(axis=1)
+
+
+def _follow(policy: np.ndarray, q: np.ndarray) -> np.ndarray:
+    return np.einsum("hok,ko->ho", policy, q)
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The solved game: values, keep values and the optimal policy."""
+
+    value: np.ndarray  # V[h, o]
+    q: np.ndarray  # Q[k, o] under optimal play by the opponent
+    policy: np.ndarray  # optimal keep index for every (h, o)
+    sweeps: int
+
+    @property
+    def red_win(self) -> float:
+        """P(Red wins) when both play optimally."""
+        return red_win_probability(self.value)
+
+    def policy_table(self) -> np.ndarray:
+        return one_hot(self.policy)
+
+
+def one_hot(actions: np.ndarray) -> np.ndarray:
+    table = np.zeros((N_HANDS, N_HANDS, g.N_ACTIONS))
+    np.put_along_axis(table, actions[:, :, None], 1.0, axis=2)
+    return table
+
+
+def red_win_probability(x_red: np.ndarray) -> float:
+    """P(Red wins) from X[h, o], Red's chance to win when Red moves first with h vs o.
+
+    R1/R6: Red rolls four dice (and wins on 20), then Blue does, then Red moves."""
+    after_blue = np.where(WIN[None, :], 0.0, x_red) @ FIRST_ROLL
+    return float(FIRST_ROLL @ np.where(WIN, 1.0, after_blue))
+
+
+def _iterate(step, shape_count: int, tol: float, max_sweeps: int):
+    values = tuple(np.zeros((N_HANDS, N_HANDS)) for _ in range(shape_count))
+    for sweep in range(1, max_sweeps + 1):
+        new = step(*values)
+        delta = max(float(np.abs(a - b).max()) for a, b in zip(new, values))
+        values = new
+        if delta <= tol:
+            return values, sweep
+    raise RuntimeError(f"value iteration did not converge to {tol} in {max_sweeps} sweeps (last change {delta})")
+
+
+@lru_cache(maxsize=None)
+def solve(tol: float = DEFAULT_TOL) -> Solution:
+    """Optimal play by both players (value iteration to ``tol``)."""
+
+    def step(v):
+        return (_best(keep_values(v)),)
+
+    (v,), sweeps = _iterate(step, 1, tol, MAX_SWEEPS)
+    q = keep_values(v)
+    policy = np.where(LEGAL[:, :, None], q[None, :, :], -np.inf).argmax(axis=1)
+    return Solution(v, q, policy, sweeps)
+
+
+def evaluate(policy_a: np.ndarray, policy_b: np.ndarray, tol: float = DEFAULT_TOL) -> tuple[np.ndarray, np.ndarray]:
+    """Exact values of two stationary policies playing each other.
+
+    Returns (X, Y): X[h, o] is A's chance to win when A is to move holding h
+    against B's o; Y[o, h] is B's chance to win when B is to move.
+    """
+    check_policy(policy_a)
+    check_policy(policy_b)
+
+    def step(x, y):
+        x_new = _follow(policy_a, keep_values(y))
+        return x_new, _follow(policy_b, keep_values(x_new))
+
+    (x, y), _ = _iterate(step, 2, tol, MAX_SWEEPS)
+    return x, y
+
+
+def win_probabilities(policy: np.ndarray, opponent: np.ndarray, tol: float = DEFAULT_TOL) -> tuple[float, float]:
+    """(P(win as Red), P(win as Blue)) of ``policy`` against ``opponent``."""
+    x_as_red, _ = evaluate(policy, opponent, tol)
+    x_opponent_red, _ = evaluate(opponent, policy, tol)
+    return red_win_probability(x_as_red), 1.0 - red_win_probability(x_opponent_red)
+
+
+def best_reply(opponent: np.ndarray, tol: float = DEFAULT_TOL) -> tuple[np.ndarray, np.ndarray]:
+    """The best stationary reply to ``opponent`` and its value table X[h, o]."""
+    check_policy(opponent)
+
+    def step(x, y):
+        x_new = _best(keep_values(y))
+        return x_new, _follow(opponent, keep_values(x_new))
+
+    (x, y), _ = _iterate(step, 2, tol, MAX_SWEEPS)
+    q = keep_values(y)
+    return np.where(LEGAL[:, :, None], q[None, :, :], -np.inf).argmax(axis=1), x
+
+
+def check_policy(policy: np.ndarray) -> None:
+    """A policy table must be (126, 126, 14), put probability only on legal keeps
+    and sum to 1 in every decision state."""
+    if policy.shape != (N_HANDS, N_HANDS, g.N_ACTIONS):
+        raise ValueError(f"policy table must have shape {(N_HANDS, N_HANDS, g.N_ACTIONS)}, got {policy.shape}")
+    rows = policy[DECISION]
+    if not np.allclose(rows.sum(axis=1), 1.0):
+        raise ValueError("policy table rows must sum to 1 in every decision state")
+    illegal = (policy * ~LEGAL[:, None, :])[DECISION]
+    if np.any(illegal > 0):
+        raise ValueError("policy table puts probability on an illegal keep")
+
+
+def policy_table(agent) -> np.ndarray:
+    """The stationary policy of any agent as a table P[h, o, k] over all decision states.
+
+    Uses the agent's batched ``action_probs`` when it has one (one call for all
+    states), else asks ``act`` state by state.  Rows outside decision states put
+    all weight on ``REROLL_ALL`` so the table is well formed everywhere."""
+    from envs import codec420
+
+    states = codec420.decision_states()
+    hs = np.array([h for h, _ in states])
+    os_ = np.array([o for _, o in states])
+    obs = np.stack([codec420.encode(g.HANDS[h], g.HANDS[o]) for h, o in states])
+    masks = LEGAL[hs]
+    if hasattr(agent, "action_probs"):
+        probs = np.asarray(agent.action_probs(obs, masks), dtype=float)
+    else:
+        probs = np.zeros(masks.shape)
+        probs[np.arange(len(states)), [int(agent.act(o, m)) for o, m in zip(obs, masks)]] = 1.0
+    table = np.zeros((N_HANDS, N_HANDS, g.N_ACTIONS))
+    table[..., g.REROLL_ALL] = 1.0
+    table[hs, os_] = probs
+    check_policy(table)
+    return table
+
+
+@lru_cache(maxsize=None)
+def bot_table(name: str) -> np.ndarray:
+    """The policy table of a named bot (cached; the optimal one comes from ``solve``)."""
+    if name == "optimal":
+        return solve().policy_table()
+    from agents import make_agent
+
+    return policy_table(make_agent("420", name))
+
+
+def exact_strength(agent_or_table, opponents=("optimal",)) -> dict[str, tuple[float, float]]:
+    """Exact (P(win as Red), P(win as Blue)) of an agent against each named bot."""
+    table = agent_or_table if isinstance(agent_or_table, np.ndarray) else policy_table(agent_or_table)
+    return {name: win_probabilities(table, bot_table(name)) for name in opponents}

@@ -1,0 +1,86 @@
+"""Dice sources: the only place the rules engines get chance from.
+
+A rules engine never calls a random number generator itself; it asks a *dice
+source* for dice (and, where a rule says "drawn at random", for a seat).  Two
+sources are provided:
+
+* :class:`RandomDice` wraps a seeded ``numpy.random.Generator`` (Gymnasium envs
+  pass their ``self.np_random``), so the same seed gives the same game;
+* :class:`ScriptedDice` replays a fixed sequence of die values, so a worked
+  example from the rules, a bug report or a recorded game replays exactly.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Iterable, Protocol, Sequence
+
+import numpy as np
+
+
+class DiceSource(Protocol):
+    """What a rules engine needs from chance."""
+
+    def roll(self, n: int) -> tuple[int, ...]:
+        """Roll ``n`` six-sided dice; values in 1..6, in the order rolled."""
+
+    def draw_seat(self, n_players: int) -> int:
+        """Draw a seat uniformly from ``0..n_players-1`` (e.g. the first player)."""
+
+
+class RandomDice:
+    """Fair dice from a numpy ``Generator`` (or a seed for a new one)."""
+
+    def __init__(self, rng: np.random.Generator | int | None = None):
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+    def roll(self, n: int) -> tuple[int, ...]:
+        return tuple(int(v) for v in self.rng.integers(1, 7, size=n))
+
+    def draw_seat(self, n_players: int) -> int:
+        return int(self.rng.integers(n_players))
+
+
+class DiceScriptExhausted(RuntimeError):
+    """A scripted dice source was asked for more dice (or seats) than it holds."""
+
+
+class ScriptedDice:
+    """Dice that come from a fixed script, for tests and replays.
+
+    ``dice`` is the sequence of die values in the order they are rolled (a roll
+    of ``n`` dice takes the next ``n`` values).  ``seats`` is the sequence of
+    seats returned by :meth:`draw_seat`.  Asking for more than the script holds
+    raises :class:`DiceScriptExhausted` with a message saying how far it got.
+    """
+
+    def __init__(self, dice: Iterable[int] = (), seats: Iterable[int] = ()):
+        values = [int(v) for v in dice]
+        bad = [v for v in values if not 1 <= v <= 6]
+        if bad:
+            raise ValueError(f"scripted dice must be in 1..6, got {bad}")
+        self._dice = deque(values)
+        self._seats = deque(int(s) for s in seats)
+        self.rolled = 0
+
+    def roll(self, n: int) -> tuple[int, ...]:
+        if len(self._dice) < n:
+            raise DiceScriptExhausted(
+                f"dice script exhausted: asked for {n} dice after {self.rolled} were rolled, "
+                f"{len(self._dice)} left"
+            )
+        self.rolled += n
+        return tuple(self._dice.popleft() for _ in range(n))
+
+    def draw_seat(self, n_players: int) -> int:
+        if not self._seats:
+            raise DiceScriptExhausted("seat script exhausted: no scripted seat left to draw")
+        seat = self._seats.popleft()
+        if not 0 <= seat < n_players:
+            raise ValueError(f"scripted seat {seat} is not in 0..{n_players - 1}")
+        return seat
+
+    @property
+    def remaining(self) -> Sequence[int]:
+        """Die values not yet rolled."""
+        return tuple(self._dice)

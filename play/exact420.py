@@ -1,0 +1,176 @@
+"""Exact evaluation of a 420 agent with the solver, and export of its policy.
+
+:func:`policy_table` turns any agent into a table ``P[h, o, k]`` over every
+decision state with one batched ``action_probs`` call; the solver then gives
+its exact win probabilities (:func:`exact_evaluation`).  No CLI concerns here:
+training code imports these too.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from agents import solver420
+from envs import codec420
+from envs import game420 as g
+
+CSV_HEADER = ("hand", "opponent", "reroll")
+# Tolerance for probability an agent puts on illegal keeps (float32 softmax noise).
+ILLEGAL_TOL = 1e-6
+
+
+@lru_cache(maxsize=1)
+def decision_batch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(states, obs, masks) for every decision state, in ``codec420.decision_states()`` order.
+
+    ``states[i] = (h, o)`` hand indices; ``obs[i] = codec420.encode(HANDS[h], HANDS[o])``;
+    ``masks[i] = codec420.LEGAL_MASKS[h]``.  Read-only, computed once.
+    """
+    states = np.array(codec420.decision_states(), dtype=np.int64)
+    hands = np.array(g.HANDS, dtype=np.int64)  # already sorted ascending
+    obs = np.concatenate([hands[states[:, 0]], hands[states[:, 1]]], axis=1)
+    masks = codec420.LEGAL_MASKS[states[:, 0]]
+    for a in (states, obs, masks):
+        a.setflags(write=False)
+    return states, obs, masks
+
+
+def policy_table(agent) -> np.ndarray:
+    """The agent's policy as ``P[h, o, k]`` (126 x 126 x 14), as ``solver420`` reads it.
+
+    Uses ``agent.action_probs(obs_batch, mask_batch)`` in one call when the agent
+    has it, else ``agent.act`` once per state (one-hot).  Rows outside the
+    decision states (a hand already totals 20) are all zero; the solver ignores
+    them.  Raises ``ValueError`` if the agent's answer has the wrong shape or
+    puts more than a rounding error of probability on an illegal keep; tiny
+    illegal mass is dropped and the rows renormalized.
+    """
+    states, obs, masks = decision_batch()
+    n = len(states)
+    if hasattr(agent, "action_probs"):
+        probs = np.array(agent.action_probs(obs.copy(), masks.copy()), dtype=np.float64)
+        if probs.shape != (n, g.N_ACTIONS):
+            raise ValueError(f"{_name(agent)}.action_probs returned shape {probs.shape}, expected {(n, g.N_ACTIONS)}")
+    elif hasattr(agent, "act"):
+        probs = np.zeros((n, g.N_ACTIONS))
+        for i in range(n):
+            probs[i, int(agent.act(obs[i].copy(), masks[i].copy()))] = 1.0
+    else:
+        raise TypeError(f"{agent!r} is not an agent: it has neither action_probs nor act")
+    if not np.all(np.isfinite(probs)) or np.any(probs < -ILLEGAL_TOL):
+        raise ValueError(f"{_name(agent)} gave probabilities that are negative or not finite")
+    probs = np.clip(probs, 0.0, None)
+    illegal = np.where(masks, 0.0, probs).sum(axis=1)
+    worst = int(np.argmax(illegal))
+    if illegal[worst] > ILLEGAL_TOL:
+        h, o = states[worst]
+        raise ValueError(
+            f"{_name(agent)} puts probability {illegal[worst]:.3g} on illegal keeps with hand "
+            f"{g.format_hand(g.HANDS[h])} against {g.format_hand(g.HANDS[o])}"
+        )
+    probs = np.where(masks, probs, 0.0)
+    totals = probs.sum(axis=1, keepdims=True)
+    if np.any(totals <= 0):
+        raise ValueError(f"{_name(agent)} gave a row with no probability on any legal keep")
+    table = np.zeros((len(g.HANDS), len(g.HANDS), g.N_ACTIONS))
+    table[states[:, 0], states[:, 1]] = probs / totals
+    return table
+
+
+def _name(agent) -> str:
+    return str(getattr(agent, "name", type(agent).__name__))
+
+
+@dataclass(frozen=True)
+class ExactResult:
+    """Exact win probabilities against the optimal bot, with optimal's own in the same seats."""
+
+    red: float  # P(agent wins as Red vs optimal)
+    blue: float  # P(agent wins as Blue vs optimal)
+    optimal_red: float  # P(optimal wins as Red vs optimal)
+    optimal_blue: float
+
+    @property
+    def gap_red_pp(self) -> float:
+        """Agent minus optimal as Red, in percentage points (<= 0 up to rounding)."""
+        return _pp(self.red - self.optimal_red)
+
+    @property
+    def gap_blue_pp(self) -> float:
+        return _pp(self.blue - self.optimal_blue)
+
+    @property
+    def mean(self) -> float:
+        """Win probability with the seat drawn fairly (half the games as Red)."""
+        return (self.red + self.blue) / 2
+
+
+def _pp(diff: float) -> float:
+    # Differences below the solver's precision are zero (and never print as -0.0000).
+    return 0.0 if abs(diff) < 1e-12 else 100.0 * diff
+
+
+def exact_evaluation(agent_or_table) -> ExactResult:
+    """Exact win probabilities of an agent (or a policy table) against the optimal bot."""
+    table = agent_or_table if isinstance(agent_or_table, np.ndarray) else policy_table(agent_or_table)
+    solution = solver420.solve()
+    red, blue = solver420.win_probabilities(table, solution.policy_table())
+    return ExactResult(red, blue, solution.red_win, 1.0 - solution.red_win)
+
+
+def format_exact(rows: list[tuple[str, ExactResult]]) -> str:
+    """Table of exact results, one row per agent; gaps in percentage points, 4 decimals."""
+    width = max([len("agent")] + [len(name) for name, _ in rows])
+    head = (
+        f"{'agent':<{width}}  {'as Red':>8}  {'optimal':>8}  {'gap (pp)':>9}    "
+        f"{'as Blue':>8}  {'optimal':>8}  {'gap (pp)':>9}"
+    )
+    lines = ["Exact win probability against the optimal bot (420, by the solver):", head]
+    for name, r in rows:
+        lines.append(
+            f"{name:<{width}}  {r.red:8.6f}  {r.optimal_red:8.6f}  {r.gap_red_pp:+9.4f}    "
+            f"{r.blue:8.6f}  {r.optimal_blue:8.6f}  {r.gap_blue_pp:+9.4f}"
+        )
+    return "\n".join(lines)
+
+
+def policy_rows(agent_or_table) -> list[tuple[str, str, str]]:
+    """(hand, opponent, reroll) for every decision state, by hand index then opponent index.
+
+    The reroll is the agent's most probable keep (its move, for a deterministic agent).
+    """
+    table = agent_or_table if isinstance(agent_or_table, np.ndarray) else policy_table(agent_or_table)
+    states, _, _ = decision_batch()
+    best = table[states[:, 0], states[:, 1]].argmax(axis=1)
+    return [
+        (g.format_hand(g.HANDS[h]), g.format_hand(g.HANDS[o]), g.format_hand(g.reroll_of(g.HANDS[h], int(k))))
+        for (h, o), k in zip(states.tolist(), best.tolist())
+    ]
+
+
+def write_policy_csv(agent_or_table, out: str | Path | TextIO) -> int:
+    """Write the policy as CSV (header ``hand,opponent,reroll``); returns the number of rows."""
+    rows = policy_rows(agent_or_table)
+    if isinstance(out, (str, Path)):
+        with open(out, "w", newline="") as f:
+            return _write_rows(rows, f)
+    return _write_rows(rows, out)
+
+
+def _write_rows(rows, f) -> int:
+    writer = csv.writer(f, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    writer.writerows(rows)
+    return len(rows)
+
+
+def is_deterministic(table: np.ndarray) -> bool:
+    """Whether the table puts all probability on one keep in every decision state."""
+    states, _, _ = decision_batch()
+    return bool(np.all(table[states[:, 0], states[:, 1]].max(axis=1) > 1 - 1e-9))

@@ -1,0 +1,1 @@
+"""Training: ``python -m train PRESET`` (see ``train.presets``)."""

@@ -1,0 +1,49 @@
+"""Training presets: every hyperparameter of a run, visible in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    game: str
+    description: str
+    timesteps: int
+    n_envs: int
+    opponent: str  # a bot name; the policy table of that bot is the opponent in every game
+    eval_every: int  # timesteps between evaluations
+    policy: dict[str, Any]  # network shape, stored in checkpoint metadata
+    ppo: dict[str, Any] = field(default_factory=dict)  # MaskablePPO keyword arguments
+    stop_when_optimal: bool = True
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in [
+        Preset(
+            name="ppo-420",
+            game="420",
+            description="MaskablePPO on batched 420 against the exact optimal bot; stops once the policy is exactly optimal",
+            timesteps=3_000_000,
+            n_envs=256,
+            opponent="optimal",
+            eval_every=65_536,
+            policy={"net_arch": {"pi": [64], "vf": [256]}, "activation": "tanh", "features_extractor": "Hand420Features"},
+            ppo=dict(
+                n_steps=32,
+                batch_size=2048,
+                n_epochs=4,
+                learning_rate=3e-3,
+                gamma=1.0,
+                gae_lambda=0.8,
+                clip_range=0.2,
+                ent_coef=0.0,
+                vf_coef=0.5,
+                max_grad_norm=0.5,
+            ),
+        ),
+    ]
+}

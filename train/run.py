@@ -1,0 +1,202 @@
+"""One training run, top to bottom: build the batched env, fit MaskablePPO,
+evaluate exactly as it goes, save checkpoints, print the results."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import VecMonitor
+
+from agents import solver420
+from agents.ppo_agent import PPOAgent, policy_kwargs_from, save_policy
+from envs.vec420 import Vec420Env
+from train.presets import Preset
+
+HEURISTICS_420 = ("greedy", "foundation", "random")
+
+
+@dataclass
+class RunConfig:
+    preset: Preset
+    timesteps: int
+    seed: int
+    n_envs: int
+    logdir: Path
+    checkpoint_dir: Path
+    name: str
+    resume: bool = False
+    eval_every: Optional[int] = None
+    stop_when_optimal: bool = True
+    progress_bar: bool = True
+    torch_threads: int = 1
+
+
+def evaluate_420(agent) -> dict[str, Any]:
+    """Exact figures for an agent: vs optimal in each seat, gap, and vs each heuristic."""
+    table = solver420.policy_table(agent)
+    figures = solver420.exact_strength(table, ("optimal", *HEURISTICS_420))
+    best = solver420.solve()
+    opt_red, opt_blue = best.red_win, 1.0 - best.red_win
+    red, blue = figures["optimal"]
+    return {
+        "vs_optimal_red": red,
+        "vs_optimal_blue": blue,
+        "gap_pp_red": 100 * (opt_red - red),
+        "gap_pp_blue": 100 * (opt_blue - blue),
+        "optimal": bool(opt_red - red < 5e-7 and opt_blue - blue < 5e-7),
+        **{f"vs_{name}": sum(figures[name]) / 2 for name in HEURISTICS_420},
+    }
+
+
+class ExactEvalCallback(BaseCallback):
+    """Every ``every`` steps: exact evaluation, TensorBoard ``eval/*`` tags, a checkpoint."""
+
+    def __init__(self, config: RunConfig, started: float):
+        super().__init__()
+        self.config = config
+        self.every = config.eval_every or config.preset.eval_every
+        self.next_eval = 0
+        self.started = started
+        self.history: list[dict[str, Any]] = []
+
+    def _on_training_start(self) -> None:
+        self.next_eval = self.num_timesteps  # evaluate the starting policy too
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps < self.next_eval:
+            return True
+        self.next_eval = self.num_timesteps + self.every
+        figures = evaluate_420(PPOAgent.from_model(self.model, "420"))
+        figures.update(timesteps=self.num_timesteps, wall_seconds=time.time() - self.started)
+        self.history.append(figures)
+        for key, value in figures.items():
+            if key.startswith(("vs_", "gap_")):
+                self.logger.record(f"eval/{key}", value)
+        self.logger.record("eval/wall_seconds", figures["wall_seconds"])
+        self.logger.dump(self.num_timesteps)
+        save_run(self.model, self.config, figures)
+        if self.config.stop_when_optimal and figures["optimal"]:
+            print(f"\nexactly optimal in both seats at {self.num_timesteps} steps, {figures['wall_seconds']:.1f} s: stopping")
+            return False
+        return True
+
+
+def versions() -> dict[str, str]:
+    import gymnasium
+    import sb3_contrib
+    import stable_baselines3
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "gymnasium": gymnasium.__version__,
+        "stable_baselines3": stable_baselines3.__version__,
+        "sb3_contrib": sb3_contrib.__version__,
+        "numpy": np.__version__,
+    }
+
+
+def save_run(model, config: RunConfig, figures: Optional[dict[str, Any]] = None) -> Path:
+    """Write NAME.zip (for --resume) and NAME.pt + NAME.json (for playing)."""
+    base = config.checkpoint_dir / config.name
+    config.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    model.save(base.with_suffix(".zip"))
+    meta = {
+        "name": config.name,
+        "game": config.preset.game,
+        "preset": config.preset.name,
+        "timesteps": int(model.num_timesteps),
+        "seed": config.seed,
+        "n_envs": config.n_envs,
+        "opponent": config.preset.opponent,
+        "policy": config.preset.policy,
+        "versions": versions(),
+    }
+    if figures is not None:
+        meta["exact"] = {k: v for k, v in figures.items() if k.startswith(("vs_", "gap_")) or k == "optimal"}
+        meta["wall_seconds"] = round(figures.get("wall_seconds", 0.0), 1)
+    save_policy(model.policy, base, meta)
+    return base
+
+
+def make_env(config: RunConfig) -> VecMonitor:
+    opponent = solver420.bot_table(config.preset.opponent)
+    return VecMonitor(Vec420Env(config.n_envs, opponent, seed=config.seed))
+
+
+def train(config: RunConfig) -> dict[str, Any]:
+    torch.set_num_threads(config.torch_threads)
+    started = time.time()
+    env = make_env(config)
+    zip_path = (config.checkpoint_dir / config.name).with_suffix(".zip")
+    if config.resume:
+        if not zip_path.exists():
+            raise SystemExit(f"--resume: no saved run at {zip_path} (train once without --resume first)")
+        model = MaskablePPO.load(zip_path, env=env, device="cpu")
+        print(f"resuming {zip_path} at {model.num_timesteps} steps")
+    else:
+        model = MaskablePPO(
+            "MlpPolicy",
+            env,
+            policy_kwargs=policy_kwargs_from(config.preset.policy),
+            tensorboard_log=str(config.logdir),
+            seed=config.seed,
+            device="cpu",
+            verbose=0,
+            **config.preset.ppo,
+        )
+    remaining = config.timesteps - model.num_timesteps
+    callback = ExactEvalCallback(config, started)
+    interrupted = False
+    if remaining > 0:
+        try:
+            model.learn(
+                remaining,
+                callback=callback,
+                tb_log_name=config.name,
+                reset_num_timesteps=not config.resume,
+                progress_bar=config.progress_bar,
+            )
+        except KeyboardInterrupt:
+            interrupted = True
+            print(f"\ninterrupted at {model.num_timesteps} steps; saving")
+    wall = time.time() - started
+    final = evaluate_420(PPOAgent.from_model(model, "420"))
+    final.update(timesteps=int(model.num_timesteps), wall_seconds=wall)
+    base = save_run(model, config, final)
+    env.close()
+    summary = {"final": final, "history": callback.history, "checkpoint": str(base), "interrupted": interrupted}
+    print_results(config, summary)
+    if interrupted:
+        print(f"continue with: python -m train {config.preset.name} --name {config.name} --resume")
+    return summary
+
+
+def print_results(config: RunConfig, summary: dict[str, Any]) -> None:
+    final = summary["final"]
+    steps = final["timesteps"]
+    best = solver420.solve()
+    print()
+    print(f"run {config.name}: {steps:,} steps in {final['wall_seconds']:.1f} s "
+          f"({steps / max(final['wall_seconds'], 1e-9):,.0f} steps/s); saved {summary['checkpoint']}.pt/.json/.zip")
+    print()
+    print("exact win probability vs the optimal bot")
+    print(f"  {'':<10} {'as Red':>9} {'as Blue':>9} {'gap Red (pp)':>13} {'gap Blue (pp)':>14}")
+    print(f"  {'optimal':<10} {best.red_win:>9.6f} {1 - best.red_win:>9.6f} {0:>13.4f} {0:>14.4f}")
+    print(f"  {config.name:<10} {final['vs_optimal_red']:>9.6f} {final['vs_optimal_blue']:>9.6f} "
+          f"{final['gap_pp_red']:>13.4f} {final['gap_pp_blue']:>14.4f}")
+    print()
+    print("exact win probability (mean of both seats) vs each heuristic")
+    for name in HEURISTICS_420:
+        print(f"  vs {name:<11} {final[f'vs_{name}']:.6f}")
+    print("exactly optimal in both seats" if final["optimal"] else "not yet exactly optimal")
