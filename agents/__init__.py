@@ -32,6 +32,8 @@ def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
             return bots[name]()
     if name == SHIPPED[game]:
         path = CHECKPOINT_DIR / f"{name}.pt"
+        if not path.exists():
+            raise ValueError(f"the shipped bot {name} is missing: no {path} (train one with: python -m train {name} --name {name})")
     else:
         path = Path(name)
         if path.suffix == "" and path.with_suffix(".pt").exists():

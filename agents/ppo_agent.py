@@ -42,22 +42,35 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, corrupt, or not a dice-arena policy for this game."""
 
 
+def policy_class_from(spec: dict[str, Any]) -> type[MaskableActorCriticPolicy]:
+    from agents.features import POLICY_CLASSES
+
+    name = spec.get("class", "MlpPolicy")
+    if name not in POLICY_CLASSES:
+        raise CheckpointError(f"unknown policy class {name!r} in checkpoint metadata (known: {', '.join(POLICY_CLASSES)})")
+    return POLICY_CLASSES[name]
+
+
 def policy_kwargs_from(spec: dict[str, Any]) -> dict[str, Any]:
     """SB3 policy keyword arguments from the JSON ``policy`` spec (allow-listed names only)."""
     from agents.features import FEATURE_EXTRACTORS
 
     try:
-        kwargs: dict[str, Any] = {"net_arch": spec["net_arch"], "activation_fn": ACTIVATIONS[spec["activation"]]}
+        kwargs: dict[str, Any] = {"activation_fn": ACTIVATIONS[spec.get("activation", "tanh")]}
+        if "net_arch" in spec:
+            kwargs["net_arch"] = spec["net_arch"]
         if spec.get("features_extractor"):
             kwargs["features_extractor_class"] = FEATURE_EXTRACTORS[spec["features_extractor"]]
-    except KeyError as e:
-        raise CheckpointError(f"unknown or missing policy setting {e} in checkpoint metadata") from None
+            kwargs["features_extractor_kwargs"] = {k: int(v) for k, v in spec.get("features_extractor_kwargs", {}).items()}
+        kwargs.update({k: v if isinstance(v, bool) else int(v) for k, v in spec.get("kwargs", {}).items()})
+    except (KeyError, TypeError, ValueError) as e:
+        raise CheckpointError(f"unknown or malformed policy setting {e} in checkpoint metadata") from None
     return kwargs
 
 
 def build_policy(game: str, spec: dict[str, Any]) -> MaskableActorCriticPolicy:
     obs_space, act_space = game_spaces(game)
-    return MaskableActorCriticPolicy(obs_space, act_space, lambda _: 0.0, **policy_kwargs_from(spec))
+    return policy_class_from(spec)(obs_space, act_space, lambda _: 0.0, **policy_kwargs_from(spec))
 
 
 def save_policy(policy: MaskableActorCriticPolicy, path: Path, metadata: dict[str, Any]) -> None:

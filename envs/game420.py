@@ -111,7 +111,8 @@ def explain_illegal(hand: Sequence[int], keep: Sequence[int]) -> str:
         return "at least one die must be rerolled (R2)"
     if n == 1:
         return f"rerolling 3 dice needs the kept die to be at least 5 (R3), it is {keep[0]}"
-    return f"rerolling {N_DICE - n} dice needs the kept dice to sum to at least {MIN_KEPT_SUM[n]} (R3), they sum to {sum(keep)}"
+    dice = "die" if N_DICE - n == 1 else "dice"
+    return f"rerolling {N_DICE - n} {dice} needs the kept dice to sum to at least {MIN_KEPT_SUM[n]} (R3), they sum to {sum(keep)}"
 
 
 def _fmt(dice: Sequence[int]) -> str:

@@ -10,83 +10,17 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
 from agents import solver420
+from agents.solver420 import decision_batch, policy_table  # noqa: F401 (re-exported)
 from envs import codec420
 from envs import game420 as g
 
 CSV_HEADER = ("hand", "opponent", "reroll")
-# Tolerance for probability an agent puts on illegal keeps (float32 softmax noise).
-ILLEGAL_TOL = 1e-6
-
-
-@lru_cache(maxsize=1)
-def decision_batch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(states, obs, masks) for every decision state, in ``codec420.decision_states()`` order.
-
-    ``states[i] = (h, o)`` hand indices; ``obs[i] = codec420.encode(HANDS[h], HANDS[o])``;
-    ``masks[i] = codec420.LEGAL_MASKS[h]``.  Read-only, computed once.
-    """
-    states = np.array(codec420.decision_states(), dtype=np.int64)
-    hands = np.array(g.HANDS, dtype=np.int64)  # already sorted ascending
-    obs = np.concatenate([hands[states[:, 0]], hands[states[:, 1]]], axis=1)
-    masks = codec420.LEGAL_MASKS[states[:, 0]]
-    for a in (states, obs, masks):
-        a.setflags(write=False)
-    return states, obs, masks
-
-
-def policy_table(agent) -> np.ndarray:
-    """The agent's policy as ``P[h, o, k]`` (126 x 126 x 14), as ``solver420`` reads it.
-
-    Uses ``agent.action_probs(obs_batch, mask_batch)`` in one call when the agent
-    has it, else ``agent.act`` once per state (one-hot).  Rows outside the
-    decision states (a hand already totals 20) are all zero; the solver ignores
-    them.  Raises ``ValueError`` if the agent's answer has the wrong shape or
-    puts more than a rounding error of probability on an illegal keep; tiny
-    illegal mass is dropped and the rows renormalized.
-    """
-    states, obs, masks = decision_batch()
-    n = len(states)
-    if hasattr(agent, "action_probs"):
-        probs = np.array(agent.action_probs(obs.copy(), masks.copy()), dtype=np.float64)
-        if probs.shape != (n, g.N_ACTIONS):
-            raise ValueError(f"{_name(agent)}.action_probs returned shape {probs.shape}, expected {(n, g.N_ACTIONS)}")
-    elif hasattr(agent, "act"):
-        probs = np.zeros((n, g.N_ACTIONS))
-        for i in range(n):
-            probs[i, int(agent.act(obs[i].copy(), masks[i].copy()))] = 1.0
-    else:
-        raise TypeError(f"{agent!r} is not an agent: it has neither action_probs nor act")
-    if not np.all(np.isfinite(probs)) or np.any(probs < -ILLEGAL_TOL):
-        raise ValueError(f"{_name(agent)} gave probabilities that are negative or not finite")
-    probs = np.clip(probs, 0.0, None)
-    illegal = np.where(masks, 0.0, probs).sum(axis=1)
-    worst = int(np.argmax(illegal))
-    if illegal[worst] > ILLEGAL_TOL:
-        h, o = states[worst]
-        raise ValueError(
-            f"{_name(agent)} puts probability {illegal[worst]:.3g} on illegal keeps with hand "
-            f"{g.format_hand(g.HANDS[h])} against {g.format_hand(g.HANDS[o])}"
-        )
-    probs = np.where(masks, probs, 0.0)
-    totals = probs.sum(axis=1, keepdims=True)
-    if np.any(totals <= 0):
-        raise ValueError(f"{_name(agent)} gave a row with no probability on any legal keep")
-    table = np.zeros((len(g.HANDS), len(g.HANDS), g.N_ACTIONS))
-    table[states[:, 0], states[:, 1]] = probs / totals
-    return table
-
-
-def _name(agent) -> str:
-    return str(getattr(agent, "name", type(agent).__name__))
-
-
 @dataclass(frozen=True)
 class ExactResult:
     """Exact win probabilities against the optimal bot, with optimal's own in the same seats."""

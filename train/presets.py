@@ -18,6 +18,7 @@ class Preset:
     policy: dict[str, Any]  # network shape, stored in checkpoint metadata
     ppo: dict[str, Any] = field(default_factory=dict)  # MaskablePPO keyword arguments
     stop_when_optimal: bool = True
+    lr_final: float | None = None  # if set, the learning rate falls linearly to this over the run
 
 
 PRESETS: dict[str, Preset] = {

@@ -18,7 +18,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 
 from agents import solver420
-from agents.ppo_agent import PPOAgent, policy_kwargs_from, save_policy
+from agents.ppo_agent import PPOAgent, policy_class_from, policy_kwargs_from, save_policy
 from envs.vec420 import Vec420Env
 from train.presets import Preset
 
@@ -145,15 +145,19 @@ def train(config: RunConfig) -> dict[str, Any]:
         model = MaskablePPO.load(zip_path, env=env, device="cpu")
         print(f"resuming {zip_path} at {model.num_timesteps} steps")
     else:
+        ppo_kwargs = dict(config.preset.ppo)
+        if config.preset.lr_final is not None:
+            start, end = ppo_kwargs["learning_rate"], config.preset.lr_final
+            ppo_kwargs["learning_rate"] = lambda progress_remaining: end + (start - end) * progress_remaining
         model = MaskablePPO(
-            "MlpPolicy",
+            policy_class_from(config.preset.policy),
             env,
             policy_kwargs=policy_kwargs_from(config.preset.policy),
             tensorboard_log=str(config.logdir),
             seed=config.seed,
             device="cpu",
             verbose=0,
-            **config.preset.ppo,
+            **ppo_kwargs,
         )
     remaining = config.timesteps - model.num_timesteps
     callback = ExactEvalCallback(config, started)

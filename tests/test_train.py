@@ -1,0 +1,135 @@
+"""A short training run end to end: TensorBoard tags, checkpoints, reload, resume, bad checkpoints."""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from agents import make_agent
+from agents.ppo_agent import CheckpointError, PPOAgent
+from envs import codec420
+from envs import game420 as g
+from envs.dice import RandomDice
+from train.__main__ import main as train_main
+
+EVAL_TAGS = {
+    "eval/vs_optimal_red",
+    "eval/vs_optimal_blue",
+    "eval/gap_pp_red",
+    "eval/gap_pp_blue",
+    "eval/vs_greedy",
+    "eval/vs_foundation",
+    "eval/vs_random",
+}
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("train")
+    args = ["ppo-420", "--timesteps", "4096", "--n-envs", "64", "--eval-every", "2048", "--seed", "1",
+            "--logdir", str(root / "runs"), "--checkpoint-dir", str(root / "ck"), "--name", "smoke", "--no-progress-bar"]
+    assert train_main(args) == 0
+    return root, args
+
+
+def tags_in(logdir: Path) -> set[str]:
+    tags = set()
+    for event_file in logdir.rglob("events.out.tfevents.*"):
+        acc = EventAccumulator(str(event_file))
+        acc.Reload()
+        tags |= set(acc.Tags()["scalars"])
+    return tags
+
+
+def test_smoke_run_logs_exact_evaluation_to_tensorboard(smoke_run):
+    root, _ = smoke_run
+    tags = tags_in(root / "runs")
+    assert EVAL_TAGS <= tags, EVAL_TAGS - tags
+    assert "rollout/ep_rew_mean" in tags
+
+
+def test_smoke_run_saves_a_checkpoint_that_reloads_and_plays(smoke_run):
+    root, _ = smoke_run
+    ck = root / "ck"
+    assert {p.name for p in ck.iterdir()} >= {"smoke.pt", "smoke.json", "smoke.zip"}
+    meta = json.loads((ck / "smoke.json").read_text())
+    assert meta["game"] == "420" and meta["preset"] == "ppo-420" and meta["seed"] == 1
+    assert meta["timesteps"] >= 4096 and "torch" in meta["versions"]
+    assert 0 < meta["exact"]["vs_optimal_red"] < 1
+    agent = make_agent("420", str(ck / "smoke.pt"))
+    # it plays a whole game through the engine, always legally
+    game = g.Game420(dice=RandomDice(0))
+    while not game.is_over:
+        legal = game.legal_actions()
+        if len(legal) == 1:
+            game.play(legal[0])
+        else:
+            mask = codec420.action_mask(game.hands[game.current])
+            action = agent.act(codec420.observe(game, game.current), mask)
+            assert mask[action]
+            game.play(action)
+    # reloading gives the same decisions as the saved policy reported
+    again = PPOAgent.load(ck / "smoke")
+    obs = np.stack([codec420.encode(g.HANDS[h], g.HANDS[o]) for h, o in codec420.decision_states()[:500]])
+    masks = codec420.LEGAL_MASKS[[h for h, _ in codec420.decision_states()[:500]]]
+    assert np.array_equal(agent.action_probs(obs, masks), again.action_probs(obs, masks))
+
+
+def test_resume_continues_from_the_saved_step(smoke_run, capsys):
+    root, args = smoke_run
+    resumed = root / "resumed"
+    shutil.copytree(root / "ck", resumed)
+    args = [a if a != str(root / "ck") else str(resumed) for a in args]
+    args[args.index("--timesteps") + 1] = "6144"
+    assert train_main([*args, "--resume"]) == 0
+    assert "resuming" in capsys.readouterr().out
+    assert json.loads((resumed / "smoke.json").read_text())["timesteps"] >= 6144
+
+
+def test_resume_without_a_saved_run_is_explained(tmp_path):
+    with pytest.raises(SystemExit, match="no saved run"):
+        train_main(["ppo-420", "--resume", "--checkpoint-dir", str(tmp_path), "--no-progress-bar"])
+
+
+def test_same_seed_same_training_run(tmp_path):
+    def run(name):
+        train_main(["ppo-420", "--timesteps", "2048", "--n-envs", "32", "--eval-every", "100000", "--seed", "5",
+                    "--logdir", str(tmp_path / "runs"), "--checkpoint-dir", str(tmp_path), "--name", name, "--no-progress-bar"])
+        return PPOAgent.load(tmp_path / f"{name}.pt")
+
+    a, b = run("a"), run("b")
+    obs = np.stack([codec420.encode(g.HANDS[h], g.HANDS[o]) for h, o in codec420.decision_states()[:300]])
+    assert np.allclose(a.logits(obs), b.logits(obs))
+
+
+def test_corrupt_and_foreign_checkpoints_are_refused_clearly(smoke_run, tmp_path):
+    root, _ = smoke_run
+    shutil.copy(root / "ck" / "smoke.json", tmp_path / "bad.json")
+    (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match="cannot read the weights"):
+        PPOAgent.load(tmp_path / "bad.pt")
+    shutil.copy(root / "ck" / "smoke.pt", tmp_path / "nometa.pt")
+    with pytest.raises(CheckpointError, match="metadata"):
+        PPOAgent.load(tmp_path / "nometa.pt")
+    shutil.copy(root / "ck" / "smoke.pt", tmp_path / "foreign.pt")
+    (tmp_path / "foreign.json").write_text(json.dumps({"format": "something-else"}))
+    with pytest.raises(CheckpointError, match="not a dice-arena policy"):
+        PPOAgent.load(tmp_path / "foreign.pt")
+    meta = json.loads((root / "ck" / "smoke.json").read_text())
+    meta["policy"]["class"] = "os.system"
+    shutil.copy(root / "ck" / "smoke.pt", tmp_path / "evil.pt")
+    (tmp_path / "evil.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="unknown policy class"):
+        PPOAgent.load(tmp_path / "evil.pt")
+    with pytest.raises(ValueError, match="unknown agent"):
+        make_agent("420", str(tmp_path / "missing.pt"))
+
+
+def test_help_lists_the_presets(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        train_main(["--help"])
+    assert exit_info.value.code == 0
+    assert "ppo-420" in capsys.readouterr().out
