@@ -27,17 +27,22 @@ PRESETS: dict[str, Preset] = {
         Preset(
             name="ppo-420",
             game="420",
-            description="MaskablePPO on batched 420 against the exact optimal bot; stops once the policy is exactly optimal",
-            timesteps=3_000_000,
-            n_envs=256,
+            description="MaskablePPO on batched 420 against the exact optimal bot; stops once exactly optimal",
+            timesteps=4_000_000,
+            n_envs=1024,
             opponent="optimal",
-            eval_every=65_536,
-            policy={"net_arch": {"pi": [64], "vf": [256]}, "activation": "tanh", "features_extractor": "Hand420Features"},
+            eval_every=131_072,
+            policy={
+                "net_arch": {"pi": [64], "vf": [64]},
+                "activation": "tanh",
+                "features_extractor": "Hand420Features",
+                "features_extractor_kwargs": {"features_dim": 256},
+            },
             ppo=dict(
-                n_steps=32,
-                batch_size=2048,
+                n_steps=64,  # x 1024 games = 65,536 steps per rollout
+                batch_size=16_384,
                 n_epochs=4,
-                learning_rate=3e-3,
+                learning_rate=2e-3,
                 gamma=1.0,
                 gae_lambda=0.8,
                 clip_range=0.2,
@@ -45,6 +50,7 @@ PRESETS: dict[str, Preset] = {
                 vf_coef=0.5,
                 max_grad_norm=0.5,
             ),
+            lr_final=0.0,
         ),
     ]
 }

@@ -84,7 +84,7 @@ class ExactEvalCallback(BaseCallback):
                 self.logger.record(f"eval/{key}", value)
         self.logger.record("eval/wall_seconds", figures["wall_seconds"])
         self.logger.dump(self.num_timesteps)
-        save_run(self.model, self.config, figures)
+        save_run(self.model, self.config, figures, self.history)
         if self.config.stop_when_optimal and figures["optimal"]:
             print(f"\nexactly optimal in both seats at {self.num_timesteps} steps, {figures['wall_seconds']:.1f} s: stopping")
             return False
@@ -106,7 +106,7 @@ def versions() -> dict[str, str]:
     }
 
 
-def save_run(model, config: RunConfig, figures: Optional[dict[str, Any]] = None) -> Path:
+def save_run(model, config: RunConfig, figures: Optional[dict[str, Any]] = None, history=()) -> Path:
     """Write NAME.zip (for --resume) and NAME.pt + NAME.json (for playing)."""
     base = config.checkpoint_dir / config.name
     config.checkpoint_dir.mkdir(parents=True, exist_ok=True)
@@ -125,6 +125,10 @@ def save_run(model, config: RunConfig, figures: Optional[dict[str, Any]] = None)
     if figures is not None:
         meta["exact"] = {k: v for k, v in figures.items() if k.startswith(("vs_", "gap_")) or k == "optimal"}
         meta["wall_seconds"] = round(figures.get("wall_seconds", 0.0), 1)
+    if history:
+        meta["eval_history"] = [
+            {k: round(h[k], 6) for k in ("timesteps", "wall_seconds", "gap_pp_red", "gap_pp_blue")} for h in history
+        ]
     save_policy(model.policy, base, meta)
     return base
 
@@ -177,7 +181,7 @@ def train(config: RunConfig) -> dict[str, Any]:
     wall = time.time() - started
     final = evaluate_420(PPOAgent.from_model(model, "420"))
     final.update(timesteps=int(model.num_timesteps), wall_seconds=wall)
-    base = save_run(model, config, final)
+    base = save_run(model, config, final, callback.history)
     env.close()
     summary = {"final": final, "history": callback.history, "checkpoint": str(base), "interrupted": interrupted}
     print_results(config, summary)

@@ -1,0 +1,286 @@
+"""Heuristic bots for 421.  Each reads its observation (``envs.codec421``) and
+answers one of the engine's 29 actions (0 = STOP, 1..28 = keep ``KEEPS[a-1]``).
+
+The ``heuristic`` bot plans one discharge round by exact enumeration: rerolled
+dice have at most 6^3 = 216 outcomes, which ``KEEP_TRANSITIONS`` folds into a
+distribution over the 56 hands once, so a whole round's plan is a few small
+matrix products.  Its score for a round is the tokens it gets rid of (capped by
+what the giver holds, as H4 caps them), with a bonus for leaving the game.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from itertools import product
+
+import numpy as np
+
+from agents.base import DeterministicAgent, RandomAgent
+from envs import codec421
+from envs import game421 as g
+from envs.dice import RandomDice
+
+N_HANDS = len(g.HANDS)  # 56; a hand's index in HANDS is its rank
+N_KEEPS = len(g.KEEPS)  # 28
+VALUE = np.array([g.hand_value(h) for h in g.HANDS], dtype=float)
+
+# KEEP_TRANSITIONS[k, h]: P(the new hand is HANDS[h] | keep KEEPS[k], reroll the rest).
+KEEP_TRANSITIONS = np.zeros((N_KEEPS, N_HANDS))
+for _k, _keep in enumerate(g.KEEPS):
+    _outcomes = list(product(range(1, 7), repeat=3 - len(_keep)))
+    for _rolled in _outcomes:
+        KEEP_TRANSITIONS[_k, g.hand_rank(_keep + _rolled)] += 1 / len(_outcomes)
+FIRST_ROLL = KEEP_TRANSITIONS[g.KEEPS.index(())]  # all three dice
+# KEEP_LEGAL[h, k]: the hand holds the kept values.
+KEEP_LEGAL = codec421.MASKS[0][:, 1:]
+# P(a first roll ranks at most h): how good a hand is, as a percentile of one roll.
+ROLL_CDF = np.cumsum(FIRST_ROLL)
+
+TOKEN_CAP = 11  # values are at most 10, so more tokens than 11 never change a cap
+LEAVE_BONUS = 2.0
+
+
+def _best_keeps(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each hand (last axis of the result): the best legal keep given the values
+    of the next hands (last axis of ``values``), and its expected value."""
+    q = values @ KEEP_TRANSITIONS.T  # (..., keep)
+    masked = np.where(KEEP_LEGAL, q[..., None, :], -np.inf)  # (..., hand, keep)
+    choice = masked.argmax(-1)
+    return choice, np.take_along_axis(q, choice, -1)
+
+
+def _keep_q(values: np.ndarray) -> np.ndarray:
+    """Q[h, action] of every keep action from each hand, given next-hand values; STOP and illegal -inf."""
+    q = np.full((N_HANDS, g.N_ACTIONS), -np.inf)
+    q[:, 1:] = np.where(KEEP_LEGAL, values @ KEEP_TRANSITIONS.T, -np.inf)
+    return q
+
+
+def round_utility(ranks: list, tokens: tuple[int, ...], me: int, bonus: float = LEAVE_BONUS) -> np.ndarray:
+    """What a discharge round is worth to the player at round position ``me``.
+
+    ``ranks`` are the final hands' ranks in order of play (arrays that broadcast
+    together), ``tokens`` what each position holds.  The highest hand (earlier wins
+    ties) gives the lowest its value, capped by what it holds: +tokens given, -tokens
+    received, plus ``bonus`` for leaving (or minus it for the opponent leaving, in a
+    two-player round, which loses the game).  A shared lowest hand means RAMPO:
+    1 token, each tied player losing it equally often; a tie all round is even.
+    """
+    r = np.stack(np.broadcast_arrays(*[np.asarray(x) for x in ranks]))
+    n = len(ranks)
+    tok = np.asarray(tokens)
+    low, high = r.min(0), r.max(0)
+    is_low = r == low
+    n_low = is_low.sum(0)
+    hi = (r == high).argmax(0)  # first of the highest: earlier ranks higher
+    amount = np.minimum(VALUE[high], tok[hi])
+    single = n_low == 1
+    me_hi, me_low = hi == me, is_low[me]
+    u = np.zeros(r.shape[1:])
+    u = np.where(single & me_hi, amount + bonus * (amount >= tok[me]), u)
+    opponent_leaves = bonus * (amount >= tok[hi]) if n == 2 else 0.0
+    u = np.where(single & me_low, -amount - opponent_leaves, u)
+    partial = ~single & (n_low < n)
+    u = np.where(partial & me_hi, 1 + bonus * (tok[me] <= 1), u)
+    u = np.where(partial & me_low, -1.0 / np.maximum(n_low, 1), u)
+    return u
+
+
+@lru_cache(maxsize=None)
+def rank_maximizer_distribution(n_rolls: int) -> np.ndarray:
+    """The final-hand distribution of a player who makes ``n_rolls`` rolls maximizing
+    its expected rank: the model of a player whose response is not worked out."""
+    choices, values = [], np.arange(N_HANDS, dtype=float)
+    for _ in range(n_rolls - 1):
+        choice, values = _best_keeps(values)
+        choices.append(choice)
+    dist = FIRST_ROLL.copy()
+    for choice in reversed(choices):
+        dist = dist @ KEEP_TRANSITIONS[choice]
+    return dist
+
+
+def final_hand_values(played: tuple[int, ...], tokens: tuple[int, ...], n_rolls: int,
+                      bonus: float = LEAVE_BONUS) -> np.ndarray:
+    """Expected round utility of each final hand of the player at position
+    ``len(played)``, once the players after it have played ``n_rolls`` rolls each.
+
+    One player after: it is the last, and it best-responds exactly (its own
+    utility, its rolls worked out by enumeration).  Two after (the leader of
+    three): both are modeled by ``rank_maximizer_distribution``.
+    """
+    me, n_after = len(played), len(tokens) - len(played) - 1
+    mine = np.arange(N_HANDS)
+    if n_after == 0:
+        return round_utility([*played, mine], tokens, me, bonus)
+    if n_after == 1:
+        ranks = [*played, mine[:, None], mine[None, :]]
+        u_me, u_last = round_utility(ranks, tokens, me, bonus), round_utility(ranks, tokens, me + 1, bonus)
+        for _ in range(n_rolls - 1):
+            choice, u_last = _best_keeps(u_last)
+            u_me = np.take_along_axis(u_me @ KEEP_TRANSITIONS.T, choice, -1)
+        return u_me @ FIRST_ROLL
+    dist = rank_maximizer_distribution(n_rolls)
+    return np.einsum("hab,a,b->h", _utility_of_three(played, tokens, bonus), dist, dist)
+
+
+@lru_cache(maxsize=4)  # 1.4 MB each; leader_plan asks for one key three times
+def _utility_of_three(played: tuple[int, ...], tokens: tuple[int, ...], bonus: float) -> np.ndarray:
+    """round_utility for every (own hand, next hand, last hand), shared by all roll counts."""
+    mine = np.arange(N_HANDS)
+    ranks = [*played, mine[:, None, None], mine[None, :, None], mine[None, None, :]]
+    return round_utility(ranks, tokens, len(played), bonus)
+
+
+@lru_cache(maxsize=1 << 15)  # a key per (hands played, tokens, n): bounded for long runs
+def follower_values(played: tuple[int, ...], tokens: tuple[int, ...], n_rolls: int,
+                    bonus: float = LEAVE_BONUS) -> tuple[np.ndarray, ...]:
+    """values[k][h]: what holding HANDS[h] with k rolls still owed is worth to a follower."""
+    values = [final_hand_values(played, tokens, n_rolls, bonus)]
+    for _ in range(n_rolls - 2):
+        values.append(_keep_q(values[-1]).max(1))
+    return tuple(values)
+
+
+def _keep_q_row(h: int, values: np.ndarray) -> np.ndarray:
+    """Q[action] of every keep from HANDS[h], given next-hand values; STOP and illegal -inf."""
+    q = np.full(g.N_ACTIONS, -np.inf)
+    q[1:] = np.where(KEEP_LEGAL[h], KEEP_TRANSITIONS @ values, -np.inf)
+    return q
+
+
+@lru_cache(maxsize=4096)  # a key per tokens held
+def leader_plan(tokens: tuple[int, ...], bonus: float = LEAVE_BONUS) -> tuple[np.ndarray, np.ndarray]:
+    """Q[r-1][h, action] for the leader holding HANDS[h] after roll r (1 or 2).
+
+    Stopping after roll r is worth the round with every follower owing r rolls;
+    going on is worth the best keep, valued by the same plan one roll later.
+    """
+    stop = [final_hand_values((), tokens, r, bonus) for r in (1, 2, 3)]
+    q2 = _keep_q(stop[2])
+    q2[:, g.STOP] = stop[1]
+    q1 = _keep_q(q2.max(1))
+    q1[:, g.STOP] = stop[0]
+    return q1, q2
+
+
+def _round_view(o: codec421.Obs421) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(ranks played before the observer, tokens by position in this round's order)."""
+    order = o.round_order()
+    tokens = o.tokens_by_position()
+    played = tuple(g.hand_rank(o.others[p - 1].hand) for p in order[: order.index(0)])
+    return played, tuple(min(tokens[p], TOKEN_CAP) for p in order)
+
+
+def _argmax_legal(q: np.ndarray, action_mask: np.ndarray) -> int:
+    return int(np.argmax(np.where(np.asarray(action_mask, dtype=bool), q, -np.inf)))
+
+
+class HeuristicAgent(DeterministicAgent):
+    """Plans the round by exact enumeration: stops as leader when the hand is worth
+    more than rolling on, and as a follower keeps the dice most likely to beat the
+    best hand played and stay off the bottom, given the rolls it still owes."""
+
+    name = "heuristic"
+
+    def __init__(self, bonus: float = LEAVE_BONUS):
+        self.bonus = bonus
+
+    def q_values(self, o: codec421.Obs421) -> np.ndarray:
+        played, tokens = _round_view(o)
+        h = g.hand_rank(o.hand)
+        if o.is_leader:
+            return leader_plan(tokens, self.bonus)[o.rolls_used - 1][h]
+        values = follower_values(played, tokens, o.rolls_allowed, self.bonus)
+        return _keep_q_row(h, values[o.rolls_left() - 1])
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
+        return _argmax_legal(self.q_values(codec421.decode(obs)), action_mask)
+
+
+class Greedy421Agent(DeterministicAgent):
+    """Always goes for 4-2-1: as leader stops only on 4-2-1, and otherwise keeps
+    the 1, 4 and 2 it holds (a 1 first, then a 4, then a 2; two at most)."""
+
+    name = "greedy421"
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
+        o = codec421.decode(obs)
+        if o.hand == (4, 2, 1) and action_mask[g.STOP]:
+            return g.STOP
+        keep = tuple(v for v in (1, 4, 2) if v in o.hand)[:2]
+        action = g.action_for_keep(keep)
+        return action if action_mask[action] else _argmax_legal(np.zeros(g.N_ACTIONS), action_mask)
+
+
+class CautiousAgent(DeterministicAgent):
+    """A leader that stops as soon as its hand is at least as good as the median
+    first roll (else keeps the dice that maximize its expected rank); as a follower
+    it plays like ``heuristic``."""
+
+    name = "cautious"
+
+    def __init__(self):
+        self.follower = HeuristicAgent()
+        q2 = _keep_q(np.arange(N_HANDS, dtype=float))
+        self.keep_q = (_keep_q(q2.max(1)), q2)  # rank maximizer, by rolls used
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
+        o = codec421.decode(obs)
+        if not o.is_leader:
+            return self.follower.act(obs, action_mask)
+        h = g.hand_rank(o.hand)
+        if ROLL_CDF[h] >= 0.5 and action_mask[g.STOP]:
+            return g.STOP
+        return _argmax_legal(self.keep_q[o.rolls_used - 1][h], action_mask)
+
+
+BOTS_421 = {"heuristic": HeuristicAgent, "greedy421": Greedy421Agent, "cautious": CautiousAgent}
+BOT_NAMES_421 = ("random", *BOTS_421)
+
+
+def make_bot421(name: str, seed: int | None = None):
+    """A 421 bot by name (one of ``BOT_NAMES_421``); ``seed`` seeds the random bot."""
+    if name == "random":
+        return RandomAgent(seed)
+    if name not in BOTS_421:
+        raise ValueError(f"unknown agent {name!r} for 421; choose one of {', '.join(BOT_NAMES_421)}")
+    return BOTS_421[name]()
+
+
+def play_game421(agents: list, seed: int | None = None, pot: int = 15) -> g.Game421:
+    """One game between ``agents`` (one per seat, 2 or 3), each seeing its own
+    observation; returns the finished game (``loser``, ``winners``)."""
+    game = g.Game421(len(agents), pot=pot, dice=RandomDice(seed))
+    while not game.is_over:
+        seat = game.current_player
+        game.apply(int(agents[seat].act(codec421.observe(game, seat), codec421.legal_mask(game.legal_actions()))))
+    return game
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Loss rates by bot over seeded games, every bot taking every seat in turn:
+    ``python -m agents.bots421 heuristic random --games 2000``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("bots", nargs="+", choices=BOT_NAMES_421, help="2 or 3 bot names, one per seat")
+    parser.add_argument("--games", type=int, default=2000)
+    parser.add_argument("--pot", type=int, default=15)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    n = len(args.bots)
+    if n not in (2, 3):
+        parser.error("give 2 or 3 bots")
+    losses = [0] * n
+    for i in range(args.games):
+        shift = i % n  # rotate the seats so no bot keeps the same seat
+        agents = [make_bot421(args.bots[(s + shift) % n], seed=args.seed + i) for s in range(n)]
+        game = play_game421(agents, seed=args.seed + i, pot=args.pot)
+        losses[(game.loser + shift) % n] += 1
+    for j, name in enumerate(args.bots):
+        print(f"seat list position {j} {name:>10}: lost {losses[j]}/{args.games} = {losses[j] / args.games:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,294 @@
+"""Gymnasium environment for 421 (two or three players) against built-in opponents."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from envs import codec421
+from envs import game421 as g
+from envs.dice import RandomDice
+
+REROLL_ALL = g.action_for_keep(())  # legal at every decision
+
+
+class Dice421Env(gym.Env):
+    """
+    ## Description
+    421 is a dice game for 2 or 3 players with three shared dice and a pot of
+    tokens; the aim is to get rid of tokens. Hands rank from 4-2-1 (worth 10
+    tokens) down through 1-1-1 (7), 1-1-x and triples, straights and 2-2-1 (2),
+    to every other hand (1) (H1). In the *charge* each round everyone rolls once
+    and the lowest hand takes from the pot what the highest is worth (H2), until
+    the pot is empty (H3). In the *discharge* each round the leader rolls up to
+    three times and may stop after roll 1 or 2; every other player must then make
+    exactly as many rolls (rerolling at least one die each time), and the highest
+    hand gives the lowest hand its value in tokens (H4). Ties at the bottom are
+    settled by RAMPO (H6). A player with no tokens leaves as a winner; whoever
+    ends with every token loses (H5). Rules: `docs/rules421.md`.
+
+    The agent holds one seat; the other seats are opponent agents played inside
+    `step()`. The agent is asked only where the rules give it a choice: the charge,
+    first rolls, RAMPO and turns with a single roll are played for it.
+
+    ## Action Space
+    `Discrete(29)`, the engine's actions: `0` = STOP (leader only, after roll 1
+    or 2); `a` in 1..28 keeps the dice *values* `game421.KEEPS[a - 1]` and rerolls
+    the others:
+
+    | a | keep | a | keep | a | keep | a | keep |
+    |---|------|---|------|---|------|---|------|
+    | 0 | STOP | 8 | 1-1 | 15 | 4-2 | 22 | 5-5 |
+    | 1 | nothing (reroll all) | 9 | 2-1 | 16 | 4-3 | 23 | 6-1 |
+    | 2..7 | one 1, 2, ..., 6 | 10 | 2-2 | 17 | 4-4 | 24 | 6-2 |
+    | | | 11 | 3-1 | 18 | 5-1 | 25 | 6-3 |
+    | | | 12 | 3-2 | 19 | 5-2 | 26 | 6-4 |
+    | | | 13 | 3-3 | 20 | 5-3 | 27 | 6-5 |
+    | | | 14 | 4-1 | 21 | 5-4 | 28 | 6-6 |
+
+    A keep is legal when the hand holds those values. The legal set is
+    `action_masks()` (as MaskablePPO reads it) and `info["action_mask"]`; it is
+    never empty, and it is exactly the engine's `legal_actions()`. An illegal
+    action raises `game421.IllegalAction` (a `ValueError`), unless
+    `illegal_action="reroll_all"`, which plays action 1 (always legal) instead and
+    sets `info["illegal_action"] = True` (for API checkers that sample unmasked).
+
+    ## Observation Space
+    `Box(0, high, (25,), int64)`, laid out in `envs.codec421` (decode it with
+    `codec421.decode`): own dice high to low (3), rolls used, rolls allowed, is
+    leader, the leader's roll count n (0 if the agent leads); then for each other
+    seat clockwise from the agent (two slots; the second is zeros with two
+    players): played this round, the hand played (3 dice, 0s if not), tokens, still
+    in the game, is leader; then own tokens, pot, phase (0 charge, 1 discharge,
+    2 over), number of players. Tokens and pot go up to `pot`.
+
+    ## Rewards
+    +1 when the agent wins (leaves the game with no tokens), -1 when it loses
+    (holds every token), 0 on every other step.
+
+    ## Starting State
+    The first player is drawn, the whole charge is played, then play goes on until
+    the agent has a choice. If the agent's game is decided before then (it holds
+    every token or none after the charge, or it wins or loses in rounds where it
+    had no choice), `reset()` returns that position with `info["decided"] = True`
+    and a mask allowing only action 0; the next `step()` ends the episode with the
+    reward, so every game counts.
+
+    ## Episode End
+    Terminates when the agent leaves the game as a winner or loses it (with three
+    players, the other two may still be playing). No truncation: games end with
+    probability 1; wrap the env in `TimeLimit` to bound them.
+
+    ## Arguments
+    - `opponent`: an agent (`act(obs, action_mask) -> int`), a bot name
+      (`agents.bots421.BOT_NAMES_421`: `"random"`, `"heuristic"`, `"greedy421"`,
+      `"cautious"`), or a sequence of these, one per other seat clockwise from the
+      agent; default `"heuristic"`. Opponents see `codec421.observe(game, seat)`.
+      Named bots are built at each `reset()` with seeds from `self.np_random`.
+    - `n_players`: 2 or 3; default 2.
+    - `agent_seat`: a seat `0..n_players-1` or `"random"` (drawn each episode);
+      default `"random"`.
+    - `pot`: tokens in the pot at the start; default 15.
+    - `illegal_action`: `"raise"` (default) or `"reroll_all"`.
+    - `render_mode`: `"ansi"` or `"human"`; either narrates the events since the
+      last render (rolls, takes, gives, RAMPO, leaving) and the tokens.
+
+    `reset(options=...)` accepts `"dice"` (a `DiceSource`, e.g. `ScriptedDice`,
+    which also supplies the first-player draw), `"agent_seat"` and `"first_player"`.
+
+    ## Version History
+    - v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        opponent: Any = "heuristic",
+        n_players: int = 2,
+        agent_seat: int | str = "random",
+        pot: int = 15,
+        illegal_action: str = "raise",
+        render_mode: Optional[str] = None,
+    ):
+        if n_players not in (2, 3):
+            raise ValueError(f"n_players must be 2 or 3, got {n_players!r}")
+        self._check_seat(agent_seat, n_players)
+        if not isinstance(pot, (int, np.integer)) or pot < 1:
+            raise ValueError(f"pot must be a positive number of tokens, got {pot!r}")
+        if illegal_action not in ("raise", "reroll_all"):
+            raise ValueError(f"illegal_action must be 'raise' or 'reroll_all', got {illegal_action!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        specs = list(opponent) if isinstance(opponent, (list, tuple)) else [opponent] * (n_players - 1)
+        if len(specs) != n_players - 1:
+            raise ValueError(f"give one opponent per other seat ({n_players - 1}), got {len(specs)}")
+        from agents.bots421 import BOT_NAMES_421
+
+        for spec in specs:
+            if isinstance(spec, str) and spec not in BOT_NAMES_421:
+                raise ValueError(f"unknown agent {spec!r} for 421; choose one of {', '.join(BOT_NAMES_421)}")
+            if not isinstance(spec, str) and not callable(getattr(spec, "act", None)):
+                raise ValueError(f"an opponent is a bot name or has act(obs, action_mask), got {spec!r}")
+        self.opponent_specs = specs
+        self.opponents: list = []  # by slot: seat agent_seat + 1 + slot (mod n)
+        self.n_players = n_players
+        self.agent_seat_option = agent_seat
+        self.pot = int(pot)
+        self.illegal_action = illegal_action
+        self.render_mode = render_mode
+        self.action_space = spaces.Discrete(g.N_ACTIONS)
+        low, high = codec421.observation_bounds(self.pot)
+        self.observation_space = spaces.Box(low, high, shape=(codec421.OBS_SIZE,), dtype=np.int64)
+        self.game: Optional[g.Game421] = None
+        self.seat = 0
+        self._shown = 0  # events already rendered
+
+    # --- Gymnasium API -------------------------------------------------------
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        options = options or {}
+        seat = options.get("agent_seat", self.agent_seat_option)
+        self._check_seat(seat, self.n_players)
+        self.seat = int(self.np_random.integers(self.n_players)) if seat == "random" else int(seat)
+        from agents.bots421 import make_bot421
+
+        self.opponents = [
+            make_bot421(spec, seed=int(self.np_random.integers(2**63))) if isinstance(spec, str) else spec
+            for spec in self.opponent_specs
+        ]
+        dice = options.get("dice") or RandomDice(self.np_random)
+        self.game = g.Game421(self.n_players, pot=self.pot, dice=dice, first_player=options.get("first_player"))
+        self._shown = 0
+        self._advance()
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), self._info()
+
+    def step(self, action):
+        if self.game is None:
+            raise RuntimeError("call reset() before step()")
+        info_extra = {}
+        if not self._agent_done():
+            action = int(action)
+            if action not in self.game.legal_actions():
+                if self.illegal_action == "raise":
+                    self.game.apply(action)  # raises IllegalAction with the reason
+                action = REROLL_ALL
+                info_extra["illegal_action"] = True
+            self.game.apply(action)
+            self._advance()
+        done = self._agent_done()
+        reward = self._outcome() if done else 0.0
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), reward, done, False, {**self._info(), **info_extra}
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions for the agent now (what MaskablePPO calls); only 0 once its game is decided."""
+        if self.game is None or self._agent_done():
+            return codec421.legal_mask([g.STOP])
+        return codec421.legal_mask(self.game.legal_actions())
+
+    def render(self):
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        text = self._render_text()
+        if self.render_mode == "ansi":
+            return text
+        sys.stdout.write(text + "\n")
+        return None
+
+    # --- internals -----------------------------------------------------------
+    @staticmethod
+    def _check_seat(seat, n_players: int) -> None:
+        if seat == "random":
+            return
+        if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n_players:
+            raise ValueError(f"agent_seat must be a seat 0..{n_players - 1} or 'random', got {seat!r}")
+
+    def _agent_done(self) -> bool:
+        return self.game.is_over or self.seat in self.game.winners
+
+    def _outcome(self) -> float:
+        return 1.0 if self.seat in self.game.winners else -1.0
+
+    def _advance(self) -> None:
+        """Play the opponents' decisions until the agent has a choice or its game is decided."""
+        game = self.game
+        while not self._agent_done() and game.current_player != self.seat:
+            seat = game.current_player
+            opponent = self.opponents[(seat - self.seat) % self.n_players - 1]
+            mask = codec421.legal_mask(game.legal_actions())
+            game.apply(int(opponent.act(codec421.observe(game, seat), mask)))
+
+    def _obs(self) -> np.ndarray:
+        return codec421.observe(self.game, self.seat)
+
+    def _info(self) -> dict:
+        game = self.game
+        return {
+            "action_mask": self.action_masks(),
+            "seat": self.seat,
+            "decided": self._agent_done(),
+            "tokens": list(game.tokens),
+            "phase": game.phase,
+            "winners": list(game.winners),
+            "loser": game.loser,
+        }
+
+    def _name(self, seat: int) -> str:
+        return f"P{seat + 1}" + (" (you)" if seat == self.seat else "")
+
+    def _render_text(self) -> str:
+        game = self.game
+        lines = [line for e in game.events[self._shown :] if (line := self._narrate(e)) is not None]
+        self._shown = len(game.events)
+        tokens = ", ".join(
+            f"{self._name(s)} {t}" + (" out" if s in game.winners else "") for s, t in enumerate(game.tokens)
+        )
+        lines.append(f"Tokens: {tokens}; pot {game.pot}")
+        if self._agent_done():
+            lines.append("You win." if self._outcome() > 0 else "You lose.")
+        elif game.current_player == self.seat:
+            role = "leader: STOP or keep" if game.leader == self.seat else f"follower: owe {game.rolls_allowed} rolls"
+            lines.append(f"Your hand {g.hand_str(game.dice_in_hand)}, roll {game.rolls_used} of "
+                         f"{game.rolls_allowed} ({role})")
+        return "\n".join(lines)
+
+    def _narrate(self, e: dict) -> Optional[str]:
+        kind, name = e["type"], self._name
+        if kind == "start":
+            return f"421, {e['n_players']} players, pot {e['pot']}; {name(e['first_player'])} plays first."
+        if kind == "round":
+            if e["phase"] == g.CHARGE:
+                return "Charge round:"
+            return f"Discharge round led by {name(e['leader'])}:"
+        if kind in ("roll", "reroll"):
+            how = "" if kind == "roll" else (f"keeps {g.hand_str(e['keep'])}, " if e["keep"] else "rerolls all, ")
+            turn = "" if e["phase"] == g.CHARGE else f" roll {e['roll']}:"
+            return f"  {name(e['seat'])}{turn} {how}rolls {'-'.join(map(str, e['rolled']))} -> {g.hand_str(e['hand'])}"
+        if kind == "rampo":
+            return "  RAMPO: " + ", ".join(name(s) for s in e["order"])
+        if kind == "rampo_roll":
+            return f"    {name(e['seat'])} rolls {g.hand_str(e['hand'])}"
+        if kind == "stop":
+            return f"  {name(e['seat'])} stops on {g.hand_str(e['hand'])} after {e['rolls']} roll(s)"
+        if kind == "take":
+            why = " (RAMPO)" if e["rampo"] else ""
+            return f"  {name(e['seat'])} takes {e['amount']} from the pot{why}; pot {e['pot']}"
+        if kind == "charge_end":
+            return "Charge over."
+        if kind == "give":
+            why = " (RAMPO)" if e["rampo"] else f" ({e['due']} due)"
+            return f"  {name(e['giver'])} gives {e['amount']} to {name(e['receiver'])}{why}"
+        if kind == "leave":
+            return f"{name(e['seat'])} has no tokens left and leaves the game: a winner."
+        if kind == "game_end":
+            return f"{name(e['loser'])} holds every token and loses."
+        return None  # turn_end: the hand was already narrated

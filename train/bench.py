@@ -1,0 +1,212 @@
+"""python -m train.bench: speed figures, each next to a peer measured in the same run.
+
+Every measurement runs in its own fresh process (so peak memory is its own),
+one after another.  Figures are steps per second of wall time on this machine;
+the ratios against the peers are the numbers to compare across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import resource
+import sys
+import time
+from typing import Callable
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _timed(fn: Callable[[], int], seconds: float) -> float:
+    """Run ``fn`` (which returns steps done) until ``seconds`` pass; steps per second."""
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        steps += fn()
+    return steps / (time.perf_counter() - start)
+
+
+# --- environment stepping -----------------------------------------------------
+def env_420_single(seconds: float) -> float:
+    import numpy as np
+
+    from envs.dice420_env import Dice420Env
+
+    env = Dice420Env(opponent="optimal")
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+
+    def run():
+        for _ in range(200):
+            _, _, term, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            if term:
+                env.reset()
+        return 200
+
+    return _timed(run, seconds)
+
+
+def env_420_batched(seconds: float, n_envs: int = 1024) -> float:
+    import numpy as np
+
+    from agents import solver420
+    from envs.vec420 import Vec420Env
+
+    venv = Vec420Env(n_envs, solver420.solve().policy, seed=0)
+    venv.reset()
+    rng = np.random.default_rng(0)
+
+    def run():
+        masks = venv.action_masks()
+        # a random legal action per game, vectorised
+        scores = np.where(masks, rng.random(masks.shape), -1.0)
+        venv.step(scores.argmax(axis=1))
+        return n_envs
+
+    return _timed(run, seconds)
+
+
+def env_blackjack(seconds: float) -> float:
+    import gymnasium as gym
+
+    env = gym.make("Blackjack-v1")
+    env.reset(seed=0)
+    env.action_space.seed(0)
+
+    def run():
+        for _ in range(200):
+            _, _, term, trunc, _ = env.step(env.action_space.sample())
+            if term or trunc:
+                env.reset()
+        return 200
+
+    return _timed(run, seconds)
+
+
+def env_pig(seconds: float) -> float:
+    import numpy as np
+    import pyspiel
+
+    game = pyspiel.load_game("pig")
+    rng = np.random.default_rng(0)
+    state = game.new_initial_state()
+
+    def run():
+        nonlocal state
+        steps = 0
+        while steps < 1000:
+            if state.is_terminal():
+                state = game.new_initial_state()
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+            else:
+                actions = state.legal_actions()
+                state.apply_action(actions[rng.integers(len(actions))])
+            steps += 1
+        return steps
+
+    return _timed(run, seconds)
+
+
+# --- training throughput --------------------------------------------------------
+def train_preset(timesteps: int) -> float:
+    from pathlib import Path
+    from tempfile import TemporaryDirectory
+
+    from train.presets import PRESETS
+    from train.run import RunConfig, make_env
+    from agents.ppo_agent import policy_class_from, policy_kwargs_from
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(1)
+    preset = PRESETS["ppo-420"]
+    with TemporaryDirectory() as tmp:
+        config = RunConfig(preset, timesteps, 0, preset.n_envs, Path(tmp), Path(tmp), "bench")
+        model = MaskablePPO(policy_class_from(preset.policy), make_env(config), policy_kwargs=policy_kwargs_from(preset.policy),
+                            seed=0, device="cpu", **preset.ppo)
+        start = time.perf_counter()
+        model.learn(timesteps)
+        return model.num_timesteps / (time.perf_counter() - start)
+
+
+def train_plain(timesteps: int) -> float:
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from envs.dice420_env import Dice420Env
+
+    torch.set_num_threads(1)
+    env = DummyVecEnv([lambda: Dice420Env(opponent="optimal") for _ in range(8)])
+    model = MaskablePPO("MlpPolicy", env, seed=0, device="cpu")
+    start = time.perf_counter()
+    model.learn(timesteps)
+    return model.num_timesteps / (time.perf_counter() - start)
+
+
+def _child(name: str, arg, queue) -> None:
+    try:
+        value = MEASURES[name](arg)
+        queue.put((value, _peak_mb(), None))
+    except ImportError as e:
+        queue.put((None, _peak_mb(), f"not installed ({e.name})"))
+    except Exception as e:  # report and go on with the other measurements
+        queue.put((None, _peak_mb(), f"{type(e).__name__}: {e}"))
+
+
+MEASURES = {
+    "420 single env (Dice420-v0)": env_420_single,
+    "420 batched env (Vec420Env, 1024 games)": env_420_batched,
+    "Blackjack-v1 (gymnasium)": env_blackjack,
+    "OpenSpiel pig (C++)": env_pig,
+    "train ppo-420 preset (batched)": train_preset,
+    "train plain MaskablePPO (DummyVecEnv x8, defaults)": train_plain,
+}
+
+
+def measure(name: str, arg):
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(name, arg, queue))
+    proc.start()
+    result = queue.get()
+    proc.join()
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m train.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="seconds per environment measurement (default 5)")
+    parser.add_argument("--train-steps", type=int, default=262_144, help="timesteps for the preset's training measurement")
+    parser.add_argument("--plain-steps", type=int, default=16_384, help="timesteps for the plain MaskablePPO measurement")
+    args = parser.parse_args(argv)
+    args_for = {
+        "train ppo-420 preset (batched)": args.train_steps,
+        "train plain MaskablePPO (DummyVecEnv x8, defaults)": args.plain_steps,
+    }
+    results = {}
+    print(f"{'measurement':<52} {'steps/s':>12} {'peak MB':>9}")
+    for name in MEASURES:
+        value, peak, error = measure(name, args_for.get(name, args.seconds))
+        results[name] = value
+        shown = f"{value:>12,.0f}" if value is not None else f"{'-':>12}"
+        print(f"{name:<52} {shown} {peak:>9.0f}" + (f"   ({error})" if error else ""), flush=True)
+    print()
+    batched = results["420 batched env (Vec420Env, 1024 games)"]
+    single = results["420 single env (Dice420-v0)"]
+    for peer in ("420 single env (Dice420-v0)", "Blackjack-v1 (gymnasium)", "OpenSpiel pig (C++)"):
+        if batched and results.get(peer):
+            print(f"batched 420 env / {peer}: {batched / results[peer]:.1f}x")
+    if single and results.get("Blackjack-v1 (gymnasium)"):
+        print(f"single 420 env / Blackjack-v1: {single / results['Blackjack-v1 (gymnasium)']:.2f}x")
+    preset, plain = results["train ppo-420 preset (batched)"], results["train plain MaskablePPO (DummyVecEnv x8, defaults)"]
+    if preset and plain:
+        print(f"training throughput, ppo-420 preset / plain MaskablePPO: {preset / plain:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
