@@ -190,7 +190,7 @@ class HeuristicAgent(DeterministicAgent):
         played, tokens = _round_view(o)
         h = g.hand_rank(o.hand)
         if o.is_leader:
-            return leader_plan(tokens, self.bonus)[o.rolls_used - 1][h]
+            return leader_plan(tokens, self.bonus)[o.rolls_used - 1][h].copy()
         values = follower_values(played, tokens, o.rolls_allowed, self.bonus)
         return _keep_q_row(h, values[o.rolls_left() - 1])
 

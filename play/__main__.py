@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         "match",
         help="bot vs bot: win rates with 95%% confidence intervals",
         description="Play GAMES games between two agents, alternating seats game by game (each moves first "
-        "half the time), and print each one's win rate with a 95%% Wilson confidence interval, overall and by seat.",
+        "half the time), and print each one's win rate with a 95% Wilson confidence interval, overall and by seat.",
     )
     p.add_argument("game", choices=sorted(RUNNERS), help="the game")
     p.add_argument("--agent", required=True, metavar="A", help=agents_help)
@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="win probability of an agent against the optimal bot",
         description="Evaluate an agent against the optimal bot, as Red and as Blue. With --exact the figures "
         "are exact (computed by the solver from the agent's whole policy); otherwise they are estimated "
-        "by playing games, with 95%% confidence intervals.",
+        "by playing games, with 95% confidence intervals.",
     )
     p.add_argument("game", choices=("420",), help="the game")
     p.add_argument("--agent", required=True, metavar="NAME", help=f"{agents_help}, or 'all' for every bot")

@@ -2,27 +2,32 @@
 
 Game-neutral on purpose: a match takes a *game runner*, a function that plays
 one game with the given agents in seats 0..n-1 and a dice source and returns
-the winning seat.  ``RUNNERS`` maps a game name to its runner; 420's is
-:func:`play_game_420`, and a 421 runner only needs the same signature.  The
-statistics (:func:`wilson_interval`, :class:`Rate`) know nothing about dice.
+the winning seat (420) or the set of winning seats (421: everyone but the
+loser).  ``RUNNERS`` maps a game name to its runner: :func:`play_game_420`,
+:func:`play_game_421`.  The statistics (:func:`wilson_interval`, :class:`Rate`)
+know nothing about dice.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import permutations
 from statistics import NormalDist
-from typing import Callable, Sequence
+from typing import Callable, Collection, Sequence, Union
 
 import numpy as np
 
 from agents.base import Agent
-from envs import codec420
+from envs import codec420, codec421
 from envs import game420 as g
+from envs import game421 as g421
 from envs.dice import DiceSource, RandomDice
 
-# (agents by seat, dice) -> winning seat
-GameRunner = Callable[[Sequence[Agent], DiceSource], int]
+# (agents by seat, dice) -> the winning seat, or the winning seats
+GameRunner = Callable[[Sequence[Agent], DiceSource], Union[int, Collection[int]]]
+# (games done, games in all) -> None; called after every game of a match
+Progress = Callable[[int, int], None]
 
 
 # --- statistics ---------------------------------------------------------------
@@ -79,15 +84,24 @@ class Rate:
 # --- matches --------------------------------------------------------------------
 @dataclass
 class MatchResult:
-    """Who won each game of a two-player match, by player and by seat."""
+    """Who won each game of a match, by player and by seat (one seat per player)."""
 
     game: str
-    names: tuple[str, str]  # player A, player B
+    names: tuple[str, ...]  # player A, player B (, player C)
     seat_names: tuple[str, ...]
     # wins[p, s], games[p, s]: games player p won / played in seat s.
-    wins: np.ndarray = field(default_factory=lambda: np.zeros((2, 2), dtype=int))
-    games: np.ndarray = field(default_factory=lambda: np.zeros((2, 2), dtype=int))
+    wins: np.ndarray = field(default=None)  # type: ignore[assignment]
+    games: np.ndarray = field(default=None)  # type: ignore[assignment]
     seed: int | None = None
+    settings: str = ""  # e.g. "pot 15", shown in the title
+    note: str = ""  # a line under the title, e.g. what counts as a win
+
+    def __post_init__(self):
+        shape = (len(self.names), len(self.seat_names))
+        if self.wins is None:
+            self.wins = np.zeros(shape, dtype=int)
+        if self.games is None:
+            self.games = np.zeros(shape, dtype=int)
 
     @property
     def n_games(self) -> int:
@@ -108,6 +122,7 @@ def play_match(
     seed: int | None = None,
     names: tuple[str, str] | None = None,
     runner: GameRunner | None = None,
+    progress: Progress | None = None,
 ) -> MatchResult:
     """Play ``games`` games of ``game`` between A and B, alternating seats:
     A takes seat 0 (who moves first) in games 1, 3, 5, ... and B in the others.
@@ -115,26 +130,69 @@ def play_match(
     All dice come from one ``RandomDice(seed)``, so a seed replays the match
     (given agents seeded the same way).
     """
+    return play_match_n(game, (agent_a, agent_b), games, seed=seed, names=names, runner=runner, progress=progress)
+
+
+def seatings(n_players: int) -> list[tuple[int, ...]]:
+    """The seat orders a match cycles through: ``seatings(n)[k][s]`` is the player in seat s.
+
+    Every order of the players, so that each player holds each seat equally often
+    and, with three players, each plays before and after each other one equally
+    often.  With two players: (0, 1), (1, 0), i.e. alternating.
+    """
+    return list(permutations(range(n_players)))
+
+
+def play_match_n(
+    game: str,
+    players: Sequence[Agent],
+    games: int,
+    seed: int | None = None,
+    names: Sequence[str] | None = None,
+    runner: GameRunner | None = None,
+    progress: Progress | None = None,
+    seat_names: Sequence[str] | None = None,
+    settings: str = "",
+    note: str = "",
+) -> MatchResult:
+    """Play ``games`` games between ``players`` (one per seat), cycling through
+    :func:`seatings`: game i seats them in order ``seatings(n)[i % n!]``, so each
+    player holds each seat equally often when ``games`` is a multiple of n!.
+
+    A player wins a game when its seat is among the winners the runner reports.
+    All dice come from one ``RandomDice(seed)``, so a seed replays the match
+    (given agents seeded the same way).
+    """
     if games < 1:
         raise ValueError(f"a match needs at least one game, got {games}")
+    n = len(players)
     runner = runner or RUNNERS[game]
-    names = names or (getattr(agent_a, "name", "A"), getattr(agent_b, "name", "B"))
-    result = MatchResult(game, names, SEAT_NAMES[game] if game in SEAT_NAMES else ("seat 0", "seat 1"), seed=seed)
+    names = tuple(names) if names is not None else tuple(getattr(p, "name", "ABC"[i]) for i, p in enumerate(players))
+    if len(names) != n:
+        raise ValueError(f"{n} players but {len(names)} names")
+    if seat_names is None:
+        seat_names = SEAT_NAMES.get((game, n), tuple(f"seat {s}" for s in range(n)))
+    result = MatchResult(game, names, tuple(seat_names), seed=seed, settings=settings, note=note)
+    orders = seatings(n)
     dice = RandomDice(seed)
     for i in range(games):
-        by_seat = (agent_a, agent_b) if i % 2 == 0 else (agent_b, agent_a)
-        player_of_seat = (0, 1) if i % 2 == 0 else (1, 0)
-        winner = runner(by_seat, dice)
+        player_of_seat = orders[i % len(orders)]
+        winners = runner([players[p] for p in player_of_seat], dice)
+        winners = {winners} if isinstance(winners, (int, np.integer)) else set(winners)
         for seat, player in enumerate(player_of_seat):
             result.games[player, seat] += 1
-            result.wins[player, seat] += int(seat == winner)
+            result.wins[player, seat] += int(seat in winners)
+        if progress is not None:
+            progress(i + 1, games)
     return result
 
 
-def display_names(names: Sequence[str]) -> tuple[str, str]:
-    """Tell the two players apart when they are the same bot."""
-    a, b = names
-    return (f"{a} (A)", f"{b} (B)") if a == b else (a, b)
+def display_names(names: Sequence[str]) -> tuple[str, ...]:
+    """Tell the players apart when some are the same bot: "greedy (A)", "greedy (B)"."""
+    names = tuple(names)
+    if len(set(names)) == len(names):
+        return names
+    return tuple(f"{name} ({'ABCDEFGH'[i]})" if names.count(name) > 1 else name for i, name in enumerate(names))
 
 
 def format_match(result: MatchResult, confidence: float = 0.95) -> str:
@@ -143,10 +201,16 @@ def format_match(result: MatchResult, confidence: float = 0.95) -> str:
     width = max(len(n) for n in names)
     seat_w = max(len(s) for s in result.seat_names) + 3
     pct = f"{100 * confidence:g}%"
+    if len(names) == 2:
+        rotation = f"seats alternate ({names[0]} is {result.seat_names[0]} in odd-numbered games)"
+    else:
+        rotation = f"seats rotate through all {math.factorial(len(names))} orders"
     lines = [
-        f"{result.game} match: {result.names[0]} vs {result.names[1]}, {result.n_games} games"
+        f"{result.game} match: {' vs '.join(result.names)}, {result.n_games} games"
+        + (f", {result.settings}" if result.settings else "")
         + (f", seed {result.seed}" if result.seed is not None else "")
-        + f"; seats alternate ({names[0]} is {result.seat_names[0]} in odd-numbered games)",
+        + f"; {rotation}",
+        *([result.note] if result.note else []),
         f"{'':<{width}}  {'':<{seat_w}}  win rate [{pct} Wilson CI]  (wins/games)",
     ]
     for p, name in enumerate(names):
@@ -175,5 +239,26 @@ def play_game_420(agents: Sequence[Agent], dice: DiceSource) -> int:
     return game.winner
 
 
-RUNNERS: dict[str, GameRunner] = {"420": play_game_420}
-SEAT_NAMES: dict[str, tuple[str, ...]] = {"420": g.SEAT_NAMES}
+def play_game_421(agents: Sequence[Agent], dice: DiceSource, pot: int = 15) -> frozenset[int]:
+    """One game of 421 among ``agents`` (2 or 3, by seat); seat 0 plays first (H7),
+    so a seat is a place in the playing order.  Returns the winning seats: all but the loser.
+
+    The engine plays every step without a choice (charge, first rolls, RAMPO,
+    a follower's last roll); agents are asked only at a decision.
+    """
+    game = g421.Game421(len(agents), pot=pot, dice=dice, first_player=0)
+    while not game.is_over:
+        seat = game.current_player
+        obs = codec421.observe(game, seat)
+        game.apply(int(agents[seat].act(obs, codec421.legal_mask(game.legal_actions()))))
+    return frozenset(range(len(agents))) - {game.loser}
+
+
+RUNNERS: dict[str, GameRunner] = {"420": play_game_420, "421": play_game_421}
+# Seat names by (game, number of players); a game's two-player names are also under the game alone.
+SEAT_NAMES: dict = {
+    "420": g.SEAT_NAMES,
+    ("420", 2): g.SEAT_NAMES,
+    ("421", 2): ("1st player", "2nd player"),
+    ("421", 3): ("1st player", "2nd player", "3rd player"),
+}

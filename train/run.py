@@ -41,6 +41,11 @@ class RunConfig:
     torch_threads: int = 1
 
 
+def _pp(diff: float) -> float:
+    """A probability difference in percentage points; below the solver's precision it is 0."""
+    return 0.0 if abs(diff) < 1e-12 else 100.0 * diff
+
+
 def evaluate_420(agent) -> dict[str, Any]:
     """Exact figures for an agent: vs optimal in each seat, gap, and vs each heuristic."""
     table = solver420.policy_table(agent)
@@ -51,8 +56,8 @@ def evaluate_420(agent) -> dict[str, Any]:
     return {
         "vs_optimal_red": red,
         "vs_optimal_blue": blue,
-        "gap_pp_red": 100 * (opt_red - red),
-        "gap_pp_blue": 100 * (opt_blue - blue),
+        "gap_pp_red": _pp(opt_red - red),
+        "gap_pp_blue": _pp(opt_blue - blue),
         "optimal": bool(opt_red - red < 5e-7 and opt_blue - blue < 5e-7),
         **{f"vs_{name}": sum(figures[name]) / 2 for name in HEURISTICS_420},
     }
