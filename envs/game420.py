@@ -17,6 +17,7 @@ import itertools
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Iterable, Optional, Sequence
 
 from envs.dice import DiceSource, RandomDice
@@ -75,9 +76,14 @@ def is_submultiset(part: Sequence[int], whole: Sequence[int]) -> bool:
 
 def legal_keeps(hand: Sequence[int]) -> list[int]:
     """Indices into ``KEEPS`` of the legal moves from ``hand`` (R2-R4). Never empty."""
+    return list(_legal_keeps(canonical(hand)))
+
+
+@lru_cache(maxsize=None)
+def _legal_keeps(hand: tuple[int, ...]) -> tuple[int, ...]:
     if must_reset(hand):
-        return [REROLL_ALL]
-    return [a for a, k in enumerate(KEEPS) if is_submultiset(k, hand)]
+        return (REROLL_ALL,)
+    return tuple(a for a, k in enumerate(KEEPS) if is_submultiset(k, hand))
 
 
 def reroll_of(hand: Sequence[int], action: int) -> tuple[int, ...]:

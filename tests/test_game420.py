@@ -40,6 +40,24 @@ def test_engine_imports_no_rl_library():
         assert not names & {"gymnasium", "torch", "stable_baselines3", "sb3_contrib"}, module
 
 
+def test_engine_runs_with_no_learning_library_installed():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "for m in ('gymnasium', 'torch', 'stable_baselines3', 'sb3_contrib'): sys.modules[m] = None\n"
+        "from envs import game420 as g\n"
+        "from envs.dice import RandomDice\n"
+        "game = g.Game420(dice=RandomDice(0))\n"
+        "while not game.is_over: game.play(game.legal_actions()[-1])\n"
+        "print('ok', game.winner in (0, 1))"
+    )
+    root = Path(g.__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+    assert out.stdout.strip() == "ok True"
+
+
 def test_r1_first_turn_rolls_all_four_without_a_choice():
     game = g.Game420(dice=ScriptedDice([1, 2, 3, 4]))
     assert game.legal_actions() == [g.REROLL_ALL]
