@@ -63,8 +63,13 @@ def _best(q: np.ndarray) -> np.ndarray:
     return np.where(LEGAL[:, :, None], q[None, :, :], -np.inf).max(axis=1)
 
 
-def _follow(policy: np.ndarray, q: np.ndarray) -> np.ndarray:
-    return np.einsum("hok,ko->ho", policy, q)
+def _follower(policy: np.ndarray):
+    """A function q -> X[h, o] = sum_k policy[h, o, k] q[k, o]; a gather when the policy is deterministic."""
+    if np.all((policy == 0) | (policy == 1)):
+        keeps = policy.argmax(axis=2)
+        cols = np.broadcast_to(np.arange(N_HANDS), keeps.shape)
+        return lambda q: q[keeps, cols]
+    return lambda q: np.einsum("hok,ko->ho", policy, q)
 
 
 @dataclass(frozen=True)
@@ -132,9 +137,11 @@ def evaluate(policy_a: np.ndarray, policy_b: np.ndarray, tol: float = DEFAULT_TO
     check_policy(policy_a)
     check_policy(policy_b)
 
+    follow_a, follow_b = _follower(policy_a), _follower(policy_b)
+
     def step(x, y):
-        x_new = _follow(policy_a, keep_values(y))
-        return x_new, _follow(policy_b, keep_values(x_new))
+        x_new = follow_a(keep_values(y))
+        return x_new, follow_b(keep_values(x_new))
 
     (x, y), _ = _iterate(step, 2, tol, MAX_SWEEPS)
     return x, y
@@ -151,9 +158,11 @@ def best_reply(opponent: np.ndarray, tol: float = DEFAULT_TOL) -> tuple[np.ndarr
     """The best stationary reply to ``opponent`` and its value table X[h, o]."""
     check_policy(opponent)
 
+    follow = _follower(opponent)
+
     def step(x, y):
         x_new = _best(keep_values(y))
-        return x_new, _follow(opponent, keep_values(x_new))
+        return x_new, follow(keep_values(x_new))
 
     (x, y), _ = _iterate(step, 2, tol, MAX_SWEEPS)
     q = keep_values(y)

@@ -4,6 +4,7 @@
 together (rules from ``envs``, players from ``agents``):
 
 * ``play.cli420``     the interactive game of 420 for a person;
+* ``play.cli421``     the interactive game of 421 for a person (against one or two bots);
 * ``play.tournament`` bot-vs-bot matches and their statistics (Wilson intervals);
 * ``play.exact420``   exact evaluation of a 420 agent with the solver, and policy export.
 """
@@ -13,6 +14,10 @@ from __future__ import annotations
 from agents.base import Agent
 
 
+# The built-in bot a message suggests when the trained bot cannot be loaded.
+SUGGESTED_BOT = {"420": "optimal", "421": "heuristic"}
+
+
 class AgentLoadError(Exception):
     """An agent name that could not be turned into an agent; the message says why."""
 
@@ -20,7 +25,7 @@ class AgentLoadError(Exception):
 def load_agent(game: str, name: str, seed: int | None = None, option: str = "--opponent") -> Agent:
     """``agents.make_agent`` with every failure turned into one clear :class:`AgentLoadError`.
 
-    The shipped trained bot (``ppo-420``) can fail for reasons a user cannot see
+    The shipped trained bot (``ppo-420``, ``ppo-421``) can fail for reasons a user cannot see
     (no checkpoint yet, torch missing, a corrupt file); the message then says so
     and suggests a bot that always works, as the command-line ``option`` that
     names the agent (``--opponent`` or ``--agent``).
@@ -34,7 +39,7 @@ def load_agent(game: str, name: str, seed: int | None = None, option: str = "--o
         if name == agents.SHIPPED.get(str(game)):
             raise AgentLoadError(
                 f"could not load the trained bot {name!r}: {reason}\n"
-                f"(train it first, or use a built-in bot instead, e.g. {option} optimal; "
+                f"(train it first, or use a built-in bot instead, e.g. {option} {SUGGESTED_BOT.get(str(game), 'random')}; "
                 f"bots: {', '.join(agents.BOT_NAMES[str(game)])})"
             ) from None
         raise AgentLoadError(reason) from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import secrets
 import sys
+import time
 from typing import Callable, Optional, Sequence, TextIO
 
 from play import AgentLoadError, derive_seed, load_agent
@@ -18,8 +19,11 @@ PROG = "python -m play"
 EPILOG = """\
 examples:
   python -m play 420 --opponent optimal --seat red --seed 7
+  python -m play 421 --players 3 --opponent heuristic --opponent cautious --seed 7
   python -m play match 420 --agent greedy --opponent random --games 1000 --seed 0
+  python -m play match 421 --agent heuristic --opponent greedy421 --games 10000 --seed 0
   python -m play evaluate 420 --agent all --exact
+  python -m play evaluate 421 --agent heuristic --games 2000
   python -m play export 420 --agent optimal --out optimal420.csv
 """
 
@@ -44,6 +48,12 @@ def _bot_list(game: str = "420") -> str:
     return ", ".join(agent_names(game))
 
 
+def _seat421(text: str) -> str:
+    if text == "random" or (text.isdigit() and 1 <= int(text) <= 3):
+        return text
+    raise argparse.ArgumentTypeError(f"expected 1, 2, 3 or random, got {text!r}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from play.tournament import RUNNERS
 
@@ -55,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    agents_help = f"an agent: one of {_bot_list()}, or a checkpoint file"
+    agents_help = f"an agent: one of {_bot_list()} (420) / {_bot_list('421')} (421), or a checkpoint file"
+    agents_421 = f"one of {_bot_list('421')}, or a checkpoint file"
 
     p = sub.add_parser(
         "420",
@@ -69,25 +80,49 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=_positive, default=1, metavar="N", help="play N games in a row with a running score (default: 1)")
 
     p = sub.add_parser(
+        "421",
+        help="play 421 against one or two bots (you type stop or the dice to reroll)",
+        description="Play 421 against one or two bots in the terminal; you see every roll, the pot and "
+        "everyone's tokens. At your turn type \"stop\" (\"s\"), the values of the dice to reroll "
+        '("6 5", "65", "all") or "keep 4 2"; "?" explains the rules, "legal" lists your legal moves, "q" quits.',
+    )
+    p.add_argument("--players", type=int, choices=(2, 3), default=2, help="2 or 3 players, you included (default: 2)")
+    p.add_argument(
+        "--opponent", action="append", default=None, metavar="NAME",
+        help=f"the bot(s) to play ({agents_421}; default: ppo-421). With 3 players give it once (both "
+        "opponents) or twice (one each, in seat order)",
+    )
+    p.add_argument("--pot", type=_positive, default=15, metavar="N", help="tokens in the pot (default: 15)")
+    p.add_argument("--seat", type=_seat421, default="random", metavar="N|random",
+                   help="your seat, 1..players (P1, P2, P3; who plays first is drawn); default: random")
+    p.add_argument("--seed", type=int, default=None, help="seed for the dice (and a random seat/bot): the same seed replays the session")
+    p.add_argument("--games", type=_positive, default=1, metavar="N", help="play N games in a row with a running score (default: 1)")
+
+    p = sub.add_parser(
         "match",
         help="bot vs bot: win rates with 95%% confidence intervals",
-        description="Play GAMES games between two agents, alternating seats game by game (each moves first "
-        "half the time), and print each one's win rate with a 95% Wilson confidence interval, overall and by seat.",
+        description="Play GAMES games between two agents (421: or three), rotating seats game by game so each "
+        "holds each seat (moves first) equally often, and print each one's win rate with a 95% Wilson confidence "
+        "interval, overall and by seat. In 421 a win is not losing (seat 1 plays first).",
     )
     p.add_argument("game", choices=sorted(RUNNERS), help="the game")
     p.add_argument("--agent", required=True, metavar="A", help=agents_help)
     p.add_argument("--opponent", required=True, metavar="B", help=agents_help)
+    p.add_argument("--opponent2", default=None, metavar="C", help="421 with 3 players: the third agent (default: same as --opponent)")
+    p.add_argument("--players", type=int, choices=(2, 3), default=None, help="421: 2 or 3 players (default: 3 with --opponent2, else 2)")
+    p.add_argument("--pot", type=_positive, default=None, metavar="N", help="421: tokens in the pot (default: 15)")
     p.add_argument("--games", type=_positive, default=1000, metavar="N", help="number of games (default: 1000)")
     p.add_argument("--seed", type=int, default=None, help="seed for the dice and the bots (default: drawn and printed)")
 
     p = sub.add_parser(
         "evaluate",
-        help="win probability of an agent against the optimal bot",
-        description="Evaluate an agent against the optimal bot, as Red and as Blue. With --exact the figures "
+        help="win probability of an agent against the optimal bot (421: against each bot)",
+        description="420: evaluate an agent against the optimal bot, as Red and as Blue. 421: against each "
+        "built-in 421 bot in two-player games, moving first and second. With --exact the figures "
         "are exact (computed by the solver from the agent's whole policy); otherwise they are estimated "
         "by playing games, with 95% confidence intervals.",
     )
-    p.add_argument("game", choices=("420",), help="the game")
+    p.add_argument("game", choices=("420", "421"), help="the game")
     p.add_argument("--agent", required=True, metavar="NAME", help=f"{agents_help}, or 'all' for every bot")
     p.add_argument("--exact", action="store_true", help="compute exact win probabilities with the solver")
     p.add_argument("--games", type=_positive, default=1000, metavar="N", help="games per agent without --exact (default: 1000)")
@@ -103,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("game", choices=("420",), help="the game")
     p.add_argument("--agent", required=True, metavar="NAME", help=agents_help)
     p.add_argument("--out", required=True, metavar="FILE.csv", help="the CSV file to write")
+    parser.commands = sub.choices  # name -> subparser, for the usage line of an error
     return parser
 
 
@@ -145,14 +181,93 @@ def cmd_play(args, out: TextIO, input_fn: Callable[[str], str]) -> int:
     )
 
 
-def cmd_match(args, out: TextIO) -> int:
-    from play.tournament import format_match, play_match
+def cmd_play421(args, out: TextIO, input_fn: Callable[[str], str]) -> int:
+    from envs.dice import RandomDice
+    from play.cli421 import play_terminal421
 
+    names = args.opponent or ["ppo-421"]
+    n_opponents = args.players - 1
+    if len(names) > n_opponents:
+        raise UsageError(
+            f"--opponent given {len(names)} times for {args.players} players: give it at most {n_opponents} "
+            f"time{'s' if n_opponents > 1 else ''} (use --players 3 for two opponents)"
+        )
+    if len(names) < n_opponents:
+        names = names * n_opponents  # one name for both opponents
+    if args.seat != "random" and int(args.seat) > args.players:
+        raise UsageError(f"--seat {args.seat}: with {args.players} players the seats are 1..{args.players}")
+    _check_two_player_bots(names, args.players)
+    seed, note = _seed_or_draw(args.seed)
+    opponents = [_load("421", name, derive_seed(seed, 1 + i), "--opponent") for i, name in enumerate(names)]
+    _note(note, out)
+    return play_terminal421(
+        opponents,
+        RandomDice(seed),
+        opponent_names=names,
+        seat="random" if args.seat == "random" else int(args.seat) - 1,
+        pot=args.pot,
+        games=args.games,
+        input_fn=input_fn,
+        out=out,
+    )
+
+
+def _progress_printer(err: TextIO, every: float = 10.0) -> Callable[[int, int], None]:
+    """A match progress callback that writes a line to ``err`` at most every ``every`` seconds."""
+    start = time.monotonic()
+    last = [start]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= every and done < total:
+            last[0] = now
+            rate = done / (now - start)
+            print(f"  ... {done}/{total} games, {now - start:.0f} s, about {(total - done) / rate:.0f} s to go",
+                  file=err, flush=True)
+
+    return progress
+
+
+def _match_shape(args) -> tuple[int, int]:
+    """(players, pot) of a match, checked against the game."""
+    if args.game == "420":
+        for option, value in (("--opponent2", args.opponent2), ("--players", args.players), ("--pot", args.pot)):
+            if value is not None:
+                raise UsageError(f"{option} is for 421 only (420 here is a two-player game with no pot)")
+        return 2, 0
+    players = args.players or (3 if args.opponent2 is not None else 2)
+    if players == 2 and args.opponent2 is not None:
+        raise UsageError("--opponent2 needs --players 3")
+    _check_two_player_bots([args.agent, args.opponent, args.opponent2 or args.opponent], players)
+    return players, args.pot or 15
+
+
+def cmd_match(args, out: TextIO, err: Optional[TextIO] = None) -> int:
+    import functools
+
+    from play.tournament import format_match, play_game_421, play_match, play_match_n
+
+    players, pot = _match_shape(args)
     seed, note = _seed_or_draw(args.seed)
     a = _load(args.game, args.agent, derive_seed(seed, 1), "--agent")
     b = _load(args.game, args.opponent, derive_seed(seed, 2), "--opponent")
-    _note(note, out)
-    result = play_match(args.game, a, b, args.games, seed=seed, names=(args.agent, args.opponent))
+    progress = _progress_printer(err) if err is not None else None
+    if args.game == "420":
+        _note(note, out)
+        result = play_match(args.game, a, b, args.games, seed=seed, names=(args.agent, args.opponent), progress=progress)
+    else:
+        names = [args.agent, args.opponent]
+        agents = [a, b]
+        if players == 3:
+            names.append(args.opponent2 or args.opponent)
+            agents.append(_load(args.game, names[2], derive_seed(seed, 3), "--opponent2"))
+        _note(note, out)
+        result = play_match_n(
+            "421", agents, args.games, seed=seed, names=names, progress=progress,
+            runner=functools.partial(play_game_421, pot=pot),
+            settings=f"{players} players, pot {pot}",
+            note="A win is not losing (the loser ends up holding every token); the 1st player plays first.",
+        )
     print(format_match(result), file=out)
     return 0
 
@@ -171,7 +286,81 @@ def _agents_to_evaluate(game: str, name: str, seed: Optional[int], out: TextIO) 
     return found
 
 
-def cmd_evaluate(args, out: TextIO) -> int:
+TWO_PLAYER_ONLY_421 = {"optimal"}  # solved for two players only (agents/solver421.py)
+
+
+def _check_two_player_bots(names: Sequence[str], players: int) -> None:
+    for name in names:
+        if players != 2 and name in TWO_PLAYER_ONLY_421:
+            raise UsageError(f"the {name} 421 bot is solved for two players only; with {players} players use another bot")
+
+
+def _exact421():
+    """What the 421 solver offers for exact evaluation, or None while it offers nothing:
+    the module ``agents.solver421`` if it has ``exact_evaluation(agent)`` (printed with its
+    ``format_exact(rows)`` if any) or ``win_probability(agent, opponent, pot)``."""
+    try:
+        from agents import solver421
+    except Exception:  # noqa: BLE001 - missing or unfinished solver
+        return None
+    if callable(getattr(solver421, "exact_evaluation", None)) or callable(getattr(solver421, "win_probability", None)):
+        return solver421
+    return None
+
+
+def _exact_rows421(solver, agents: list[tuple[str, object]], out: TextIO) -> None:
+    if callable(getattr(solver, "exact_evaluation", None)):
+        rows = [(n, solver.exact_evaluation(a)) for n, a in agents]
+        formatter = getattr(solver, "format_exact", None)
+        print(formatter(rows) if callable(formatter) else "\n".join(f"{n}: {r}" for n, r in rows), file=out)
+        return
+    pot = 15
+    print(f"421, exact (solver): P(win) against the optimal bot, two players, pot {pot}, the first player drawn "
+          "at random.\nThe optimal bot against itself wins exactly 0.5; the gap is in percentage points.", file=out)
+    width = max(len("agent"), *(len(n) for n, _ in agents)) if agents else 5
+    print(f"{'agent':<{width}}  {'P(win)':>8}  {'gap (pp)':>9}", file=out)
+    for name, agent in agents:
+        try:
+            p = float(solver.win_probability(agent, "optimal", pot=pot))
+        except ValueError as e:  # e.g. an agent that puts weight on illegal moves
+            raise UsageError(f"exact evaluation of {name} failed: {e}") from None
+        print(f"{name:<{width}}  {p:8.6f}  {100 * (p - 0.5):+9.4f}", file=out, flush=True)
+
+
+def cmd_evaluate421(args, out: TextIO, err: Optional[TextIO] = None) -> int:
+    import agents as agents_module
+    from play.tournament import format_against, play_match_n
+
+    if args.exact:
+        solver = _exact421()
+        if solver is None:
+            raise UsageError(
+                "exact evaluation for 421 is not available yet (agents/solver421.py offers no exact evaluation); "
+                "drop --exact to estimate by simulation"
+            )
+        _exact_rows421(solver, _agents_to_evaluate("421", args.agent, derive_seed(args.seed, 1), out), out)
+        return 0
+
+    seed, note = _seed_or_draw(args.seed)
+    agents = _agents_to_evaluate("421", args.agent, derive_seed(seed, 1), out)
+    _note(note, out)
+    progress = _progress_printer(err) if err is not None else None
+    bots = agents_module.BOT_NAMES["421"]
+    print(f"421, simulated: each agent against each built-in bot ({', '.join(bots)}), {args.games} two-player "
+          f"games each (pot 15, seed {seed}), moving first in half of them. A win is not losing.", file=out)
+    for name, agent in agents:
+        results = []
+        for k, bot in enumerate(bots):
+            opponent = agents_module.make_agent("421", bot, derive_seed(seed, 100 + k))
+            results.append(play_match_n("421", [agent, opponent], args.games, seed=seed, names=(name, bot), progress=progress))
+        print(file=out)
+        print(format_against(name, results), file=out)
+    return 0
+
+
+def cmd_evaluate(args, out: TextIO, err: Optional[TextIO] = None) -> int:
+    if args.game == "421":
+        return cmd_evaluate421(args, out, err)
     from play import exact420
 
     if args.exact:
@@ -226,13 +415,16 @@ def main(
     try:
         if args.command == "420":
             return cmd_play(args, out, input_fn or input)
+        if args.command == "421":
+            return cmd_play421(args, out, input_fn or input)
         if args.command == "match":
-            return cmd_match(args, out)
+            return cmd_match(args, out, err)
         if args.command == "evaluate":
-            return cmd_evaluate(args, out)
+            return cmd_evaluate(args, out, err)
         if args.command == "export":
             return cmd_export(args, out)
     except UsageError as e:
+        print(parser.commands[args.command].format_usage(), end="", file=err)
         print(f"{PROG} {args.command}: error: {e}", file=err)
         return 2
     except KeyboardInterrupt:

@@ -220,6 +220,27 @@ def format_match(result: MatchResult, confidence: float = 0.95) -> str:
     return "\n".join(lines)
 
 
+def format_against(name: str, results: Sequence[MatchResult], confidence: float = 0.95) -> str:
+    """One agent (player 0 of every result) against several opponents: a row per
+    opponent with its win rate overall and in each seat, each with its interval."""
+    if not results:
+        return f"{name}: no opponents"
+    seat_names = results[0].seat_names
+    cols = ["overall", *(f"as {s}" for s in seat_names)]
+    rows = [[r.overall(0), *(r.in_seat(0, s) for s in range(len(seat_names)))] for r in results]
+    cells = [[rate.describe(confidence).strip() for rate in row] for row in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    opp_w = max(len("opponent"), *(len(r.names[1]) for r in results))
+    pct = f"{100 * confidence:g}%"
+    lines = [
+        f"{name}: win rate [{pct} Wilson CI] (wins/games) against each opponent",
+        "  ".join([f"{'opponent':<{opp_w}}", *(f"{c:<{w}}" for c, w in zip(cols, widths))]).rstrip(),
+    ]
+    for r, row in zip(results, cells):
+        lines.append("  ".join([f"{r.names[1]:<{opp_w}}", *(f"{c:<{w}}" for c, w in zip(row, widths))]).rstrip())
+    return "\n".join(lines)
+
+
 # --- game runners ---------------------------------------------------------------
 def play_game_420(agents: Sequence[Agent], dice: DiceSource) -> int:
     """One two-player game of 420: ``agents[0]`` is Red.  Returns the winning seat.

@@ -1,0 +1,484 @@
+"""421 in the terminal: a person against one or two bots.
+
+The engine (``envs.game421``) plays every step without a choice (the charge
+phase, first rolls, RAMPO, a follower's last roll) and records it in
+``Game421.events``; this module narrates those events, so the person sees every
+roll, every exchange, the pot and everyone's tokens.  At the person's own
+decision it shows their dice, the rolls used and allowed, the hands already
+played this round (the leader's with its roll count), and reads a move:
+``stop`` (``s``), the *values* of the dice to reroll (``6 5``, ``65``,
+``all``), or ``keep 4 2``.  Legality is the engine's (``legal_actions``,
+``IllegalAction``); a bad line is explained and the question asked again.
+
+Input and output are injectable (``input_fn``, ``out``) so tests can drive a
+whole session; all chance comes from one dice source, so a seed replays.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence, TextIO
+
+from agents.base import Agent
+from envs import codec421
+from envs import game421 as g
+from envs.dice import DiceSource
+from play.cli420 import ScriptedInput  # noqa: F401 (re-exported for tests and callers)
+
+InputFn = Callable[[str], str]
+
+PROMPT_HINT = '("s" stops; type the dice to reroll, e.g. "6 5", "65", "all", or "keep 4 2"; "?" help, "legal" lists moves, "q" quits)'
+FOLLOWER_HINT = '(type the dice to reroll, e.g. "6 5", "65", "all", or "keep 4 2"; "?" help, "legal" lists moves, "q" quits)'
+SHORT_HINT = '("?" for help, "legal" lists legal moves)'
+
+HELP = """\
+How to play 421 (2 or 3 players and a pot of tokens; whoever ends up holding every token loses).
+Hands, high to low, with the tokens they are worth (H1):
+  4-2-1 (10)  1-1-1 (7)  6-1-1, 6-6-6 (6)  5-1-1, 5-5-5 (5)  4-1-1, 4-4-4 (4)  3-1-1, 3-3-3 (3)
+  2-1-1, 2-2-2, 6-5-4, 5-4-3, 4-3-2, 3-2-1, 2-2-1 (2 each); any other hand is worth 1,
+  and those compare by their dice read high to low (5-5-2 > 5-4-2 > 5-2-2).
+Charge (H2, played for you): each round everyone rolls once; the lowest hand takes from the
+  pot what the highest hand is worth, until the pot is empty. Whoever has no token is out, a winner.
+Discharge (H4): each round the leader rolls up to 3 times and may stop after roll 1 or 2.
+  Everyone else must then make exactly as many rolls as the leader (no stopping early),
+  rerolling at least one die each time. The highest hand gives the lowest hand as many tokens
+  as it is worth (at most what it holds). Run out of tokens and you leave, a winner (H5).
+  Whoever received tokens leads the next round (H7).
+A tie for the lowest hand is settled by RAMPO: one roll each, the lowest loses, and only
+  1 token moves (H6). Ties higher up go to whoever played earlier.
+On your turn type:
+  "stop" or "s"          stop now (the leader only, after roll 1 or 2)
+  the dice to reroll     "6 5", "65" or "6,5" rerolls a 6 and a 5; "all" rerolls all three
+  "keep 4 2"             keeps a 4 and a 2 and rerolls the rest
+  "legal" lists your legal moves, "?" shows this help, "q" quits."""
+
+QUIT_WORDS = {"q", "quit", "exit"}
+HELP_WORDS = {"?", "h", "help"}
+LEGAL_WORDS = {"legal", "l", "moves"}
+ALL_WORDS = {"all", "a", "*"}
+STOP_WORDS = {"stop", "s"}
+
+
+class QuitGame(Exception):
+    """The person asked to stop (q, end of input or Ctrl-C)."""
+
+
+def seat_name(seat: int) -> str:
+    """P1, P2, P3 for seats 0, 1, 2."""
+    return f"P{seat + 1}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+# --- reading a move -------------------------------------------------------------
+@dataclass(frozen=True)
+class Command:
+    """What one line of input asked for: a move (an engine action) or a command word."""
+
+    kind: str  # "move", "help", "legal", "quit"
+    action: int | None = None
+
+
+def parse_dice(text: str) -> tuple[int, ...]:
+    """Die values from text like "6 5", "6,5", "65" or "6-5".  Raises ``ValueError`` with advice."""
+    tokens = [t for t in re.split(r"[\s,;/+-]+", text.strip()) if t]
+    values = []
+    for token in tokens:
+        if not token.isdigit():
+            raise ValueError(
+                f'I could not read {token!r}: type "stop", the values of the dice to reroll '
+                f'(e.g. "6 5", "65" or "all"), or "keep 4 2"; "?" for help'
+            )
+        for ch in token:
+            if not "1" <= ch <= "6":
+                raise ValueError(f"{ch} is not a die value: dice show 1 to 6")
+            values.append(int(ch))
+    return tuple(values)
+
+
+def _remove(hand: Sequence[int], values: Sequence[int]) -> tuple[int, ...]:
+    rest = list(hand)
+    for v in values:
+        rest.remove(v)
+    return tuple(rest)
+
+
+def parse_command(text: str, hand: Sequence[int]) -> Command:
+    """Read one line of input against ``hand`` (three dice).
+
+    Returns a move as an engine action (``STOP`` or a keep); whether STOP is
+    legal here is the engine's to say.  Raises ``ValueError`` for unreadable
+    input and ``game421.IllegalAction`` (a ``ValueError``) for a move the rules
+    forbid whatever the turn; both messages are for the person.
+    """
+    hand = g.canonical(hand)
+    line = text.strip().lower()
+    if line in QUIT_WORDS:
+        return Command("quit")
+    if line in HELP_WORDS:
+        return Command("help")
+    if line in LEGAL_WORDS:
+        return Command("legal")
+    if line in STOP_WORDS:
+        return Command("move", g.STOP)
+    if line in ALL_WORDS:
+        return Command("move", g.action_for_keep(()))
+    keep_mode = False
+    for prefix in ("keep", "k"):
+        if line.startswith(prefix) and (line[len(prefix):] == "" or not line[len(prefix)].isalpha()):
+            keep_mode, line = True, line[len(prefix):]
+            break
+    else:
+        for prefix in ("reroll", "r"):
+            if line.startswith(prefix) and (line[len(prefix):] == "" or not line[len(prefix)].isalpha()):
+                line = line[len(prefix):]
+                break
+        if line.strip() in ALL_WORDS:
+            return Command("move", g.action_for_keep(()))
+    values = parse_dice(line)
+    if keep_mode:
+        if Counter(values) - Counter(hand):
+            raise g.IllegalAction(f"cannot keep {g.hand_str(values)}: your dice {g.hand_str(hand)} do not hold those values")
+        if len(values) == 3:
+            raise g.IllegalAction(
+                'you must reroll at least one die (H4); to keep all three, "stop" (the leader only)'
+            )
+        return Command("move", g.action_for_keep(values))
+    if not values:
+        raise ValueError('type "stop", the values of the dice to reroll (e.g. "6 5", "65" or "all"), or "keep 4 2"; "?" for help')
+    if len(values) > 3:
+        raise g.IllegalAction(f"you have only 3 dice and typed {len(values)} values ({' '.join(map(str, values))})")
+    if Counter(values) - Counter(hand):
+        missing = Counter(values) - Counter(hand)
+        extra = " ".join(map(str, sorted(missing.elements(), reverse=True)))
+        raise g.IllegalAction(f"cannot reroll {extra}: your dice are {g.hand_str(hand)}")
+    return Command("move", g.action_for_keep(_remove(hand, values)))
+
+
+def legal_moves_text(hand: Sequence[int], legal: Sequence[int]) -> str:
+    """The legal moves (engine actions) from ``hand``, each with what to type for it."""
+    hand = g.canonical(hand)
+    lines = [f"Legal moves with {g.hand_str(hand)}:"]
+    for a in legal:
+        if a == g.STOP:
+            typed, what = "stop", f"stop with {g.hand_str(hand)}"
+        else:
+            keep = g.keep_for_action(a)
+            reroll = _remove(hand, keep)
+            typed = "all" if not keep else " ".join(map(str, reroll))
+            what = "reroll all three" if not keep else f"keep {g.hand_str(keep)}, reroll {g.hand_str(reroll)}"
+        lines.append(f'  type "{typed}"{"":<{6 - len(typed)}} {what}')
+    return "\n".join(lines)
+
+
+# --- the game -----------------------------------------------------------------------
+class TerminalGame421:
+    """A session of one or more games of 421 between a person and 1 or 2 bots."""
+
+    def __init__(
+        self,
+        opponents: Sequence[Agent],
+        dice: DiceSource,
+        *,
+        opponent_names: Sequence[str] | None = None,
+        seat: int | str = "random",
+        pot: int = 15,
+        input_fn: InputFn = input,
+        out: TextIO | None = None,
+    ):
+        self.n_players = len(opponents) + 1
+        if self.n_players not in (2, 3):
+            raise ValueError(f"421 is played by 2 or 3 players: give 1 or 2 opponents, got {len(opponents)}")
+        if seat != "random" and not (isinstance(seat, int) and 0 <= seat < self.n_players):
+            raise ValueError(f"seat must be 'random' or a seat in 0..{self.n_players - 1}, got {seat!r}")
+        if pot < 1:
+            raise ValueError(f"the pot needs at least one token, got {pot}")
+        self.opponents = list(opponents)
+        names = list(opponent_names) if opponent_names is not None else [str(getattr(a, "name", "bot")) for a in opponents]
+        if len(names) != len(self.opponents):
+            raise ValueError(f"{len(self.opponents)} opponents but {len(names)} names")
+        self.opponent_names = names
+        self.dice = dice
+        self.seat_option = seat
+        self.pot = pot
+        self.input_fn = input_fn
+        self.out = out if out is not None else sys.stdout
+        self.wins = self.losses = 0
+        self.human = 0
+        self.agent_of_seat: dict[int, Agent] = {}
+        self.name_of_seat: dict[int, str] = {}
+        self.hinted = False
+        # narration state
+        self.seen = 0
+        self.charge_round = 0
+        self.discharge_round = 0
+        self.round_hands: list[tuple[int, tuple]] = []
+        self.rampo_count = 0
+        self.round_leader: int | None = None
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    # names -------------------------------------------------------------------------
+    def who(self, seat: int) -> str:
+        return f"{seat_name(seat)} ({'you' if seat == self.human else self.name_of_seat[seat]})"
+
+    def tokens_line(self, game: g.Game421) -> str:
+        parts = []
+        for s in range(self.n_players):
+            mark = " (you)" if s == self.human else ""
+            out = " (out)" if s in game.winners else ""
+            parts.append(f"{seat_name(s)}{mark} {game.tokens[s]}{out}")
+        pot = f" | pot {game.pot}" if game.phase == g.CHARGE or game.pot else ""
+        return "Tokens: " + ", ".join(parts) + pot
+
+    # play ------------------------------------------------------------------------
+    def run(self, games: int = 1) -> int:
+        """Play ``games`` games; returns the exit code (0, also when the person quits)."""
+        try:
+            for number in range(1, games + 1):
+                if games > 1:
+                    self.say(f"=== Game {number} of {games} ===")
+                self.play_game()
+                if games > 1:
+                    self.say(f"Score after {_plural(number, 'game')}: you won {self.wins}, lost {self.losses}")
+                    self.say()
+        except QuitGame as stop:
+            self.say(str(stop))
+            if self.wins + self.losses:
+                self.say(f"Final score: you won {self.wins}, lost {self.losses}")
+        return 0
+
+    def seat_players(self) -> None:
+        n = self.n_players
+        self.human = self.dice.draw_seat(n) if self.seat_option == "random" else int(self.seat_option)
+        others = [s for s in range(n) if s != self.human]
+        self.agent_of_seat = dict(zip(others, self.opponents))
+        self.name_of_seat = dict(zip(others, self.opponent_names))
+
+    def play_game(self) -> int:
+        """One game to the end; returns the losing seat.  Raises ``QuitGame``."""
+        self.seat_players()
+        self.seen = self.charge_round = self.discharge_round = 0
+        self.hinted = False
+        game = g.Game421(self.n_players, pot=self.pot, dice=self.dice)
+        seats = ", ".join(self.who(s) for s in range(self.n_players))
+        self.say(
+            f"421: {self.n_players} players ({seats}), pot {self.pot}. "
+            f"{self.who(game.first_player)} plays first (drawn at random). "
+            "Whoever ends up holding every token loses; '?' at your turn explains the rules."
+        )
+        self.narrate(game)
+        while not game.is_over:
+            seat = game.current_player
+            if seat == self.human:
+                self.human_turn(game)
+            else:
+                obs = codec421.observe(game, seat)
+                mask = codec421.legal_mask(game.legal_actions())
+                game.apply(int(self.agent_of_seat[seat].act(obs, mask)))
+            self.narrate(game)
+        if game.loser == self.human:
+            self.losses += 1
+        else:
+            self.wins += 1
+        return game.loser
+
+    # the person's turn -------------------------------------------------------------
+    def decision_text(self, game: g.Game421) -> str:
+        seat, hand = game.current_player, game.dice_in_hand
+        lines = []
+        if seat == game.leader:
+            lines.append(
+                f"Your turn, {self.who(seat)}: you lead this round, roll {game.rolls_used} of at most {game.rolls_allowed}. "
+                f"If you stop now, every other player must make exactly {_plural(game.rolls_used, 'roll')}."
+            )
+        else:
+            lines.append(
+                f"Your turn, {self.who(seat)}: roll {game.rolls_used} of {game.rolls_allowed}. The leader "
+                f"{self.who(game.leader)} made {_plural(game.rolls_allowed, 'roll')}, so you must make exactly "
+                f"{game.rolls_allowed} (no stopping)."
+            )
+        lines.append(f"  your dice:    {g.hand_str(hand)}")
+        if game.hands_played:
+            for s, h, rolls in game.hands_played:
+                role = "leader, " if s == game.leader else ""
+                lines.append(f"  played:       {self.who(s)} {g.hand_str(h)} ({role}{_plural(rolls, 'roll')})")
+        else:
+            lines.append("  played:       nothing yet this round")
+        lines.append(f"  {self.tokens_line(game)}")
+        return "\n".join(lines)
+
+    def human_turn(self, game: g.Game421) -> None:
+        self.say(self.decision_text(game))
+        while True:
+            action = self.ask(game)
+            try:
+                game.apply(action)
+                return
+            except g.IllegalAction as e:
+                self.say(f"  Not a legal move: {self.explain_illegal(game, action, e)}. (\"legal\" lists your legal moves)")
+
+    def explain_illegal(self, game: g.Game421, action: int, error: g.IllegalAction) -> str:
+        if action == g.STOP and game.current_player != game.leader:
+            return (
+                f"you cannot stop: the leader {self.who(game.leader)} made {_plural(game.rolls_allowed, 'roll')}, "
+                f"so you must make exactly {game.rolls_allowed} and this is roll {game.rolls_used} (H4)"
+            )
+        return str(error)
+
+    def ask(self, game: g.Game421) -> int:
+        """Ask the person for a move until one reads well (legality is checked on playing it)."""
+        hand = game.dice_in_hand
+        leader = game.current_player == game.leader
+        while True:
+            if self.hinted:
+                hint = SHORT_HINT
+            else:
+                hint = PROMPT_HINT if leader else FOLLOWER_HINT
+            self.hinted = True
+            question = "Stop, or reroll which dice?" if leader else "Reroll which dice?"
+            prompt = f"Your dice {g.hand_str(hand)} (roll {game.rolls_used} of {game.rolls_allowed}). {question} {hint} > "
+            try:
+                line = self.input_fn(prompt)
+            except EOFError:
+                raise QuitGame("\nEnd of input: game abandoned. Bye.") from None
+            except KeyboardInterrupt:
+                raise QuitGame("\nInterrupted: game abandoned. Bye.") from None
+            try:
+                command = parse_command(line, hand)
+            except ValueError as e:  # IllegalAction is a ValueError too
+                if isinstance(e, g.IllegalAction):
+                    self.say(f'  Not a legal move: {e}. ("legal" lists your legal moves)')
+                else:
+                    self.say(f"  {e}.")
+                continue
+            if command.kind == "quit":
+                raise QuitGame("You quit: game abandoned. Bye.")
+            if command.kind == "help":
+                self.say(HELP)
+            elif command.kind == "legal":
+                self.say(legal_moves_text(hand, game.legal_actions()))
+            else:
+                return command.action
+
+    # narration ---------------------------------------------------------------------
+    def narrate(self, game: g.Game421) -> None:
+        """Print every event the engine recorded since the last call."""
+        for event in game.events[self.seen:]:
+            text = self.describe(game, event)
+            if text:
+                self.say(text)
+        self.seen = len(game.events)
+
+    def describe(self, game: g.Game421, e: dict) -> Optional[str]:
+        kind, phase = e["type"], e["phase"]
+        if kind == "round":
+            self.round_hands, self.rampo_count = [], 0
+            order = ", ".join(seat_name(s) for s in e["order"])
+            if phase == g.CHARGE:
+                self.charge_round += 1
+                return f"Charge round {self.charge_round} (order {order}):"
+            self.discharge_round += 1
+            self.round_leader = e["leader"]
+            return f"Discharge round {self.discharge_round}: {self.who(e['leader'])} leads (order {order})."
+        if kind == "roll" and phase == g.CHARGE:
+            self.round_hands.append((e["seat"], e["hand"]))
+            return f"  {self.who(e['seat'])} rolls {g.hand_str(e['hand'])}"
+        if kind == "roll":
+            return f"  {self.who(e['seat'])} roll 1: {g.hand_str(e['hand'])}"
+        if kind == "reroll":
+            keep, rolled = e["keep"], e["rolled"]
+            move = f"keeps {g.hand_str(keep)}, rerolls {len(rolled)} {'die' if len(rolled) == 1 else 'dice'}" if keep else "rerolls all three"
+            return f"  {self.who(e['seat'])} roll {e['roll']}: {move}: {' '.join(map(str, rolled))} -> {g.hand_str(e['hand'])}"
+        if kind == "stop":
+            return (
+                f"  {self.who(e['seat'])} stops after {_plural(e['rolls'], 'roll')} with {g.hand_str(e['hand'])}: "
+                f"the others must make exactly {_plural(e['rolls'], 'roll')}."
+            )
+        if kind == "turn_end":
+            self.round_hands.append((e["seat"], e["hand"]))
+            if e["seat"] == self.round_leader:
+                if e["rolls"] == g.MAX_ROLLS:
+                    return (f"  {self.who(e['seat'])} plays {g.hand_str(e['hand'])} after all 3 rolls: "
+                            "the others must make exactly 3 rolls.")
+                return None  # the stop line said it
+            return f"  {self.who(e['seat'])} plays {g.hand_str(e['hand'])}."
+        if kind == "rampo":
+            self.rampo_count += 1
+            order = ", ".join(self.who(s) for s in e["order"])
+            again = "again " if self.rampo_count > 1 else ""
+            return f"  Tie for the lowest hand {again}-> RAMPO, one roll each: {order}"
+        if kind == "rampo_roll":
+            return f"    RAMPO: {self.who(e['seat'])} rolls {g.hand_str(e['hand'])}"
+        if kind == "take":
+            taker = self.who(e["seat"])
+            if e["rampo"]:
+                what = f"{taker} loses the RAMPO and takes 1 token from the pot"
+            else:
+                high_seat, high = max(self.round_hands, key=lambda sh: g.hand_rank(sh[1]))
+                what = (f"{taker} has the lowest hand and takes {_plural(e['amount'], 'token')} from the pot "
+                        f"(the highest hand, {g.hand_str(high)}, is worth {e['due']}")
+                what += f"; only {e['amount']} left)" if e["amount"] < e["due"] else ")"
+            return f"  -> {what}.\n  {self.tokens_line_at(e['tokens'], e['pot'])}"
+        if kind == "charge_end":
+            return f"End of the charge. {self.who(e['last_taker'])} took the last tokens."
+        if kind == "give":
+            giver, receiver = self.who(e["giver"]), self.who(e["receiver"])
+            hands = dict(self.round_hands)
+            if e["rampo"]:
+                what = f"{receiver} loses the RAMPO: {giver} gives {receiver} {_plural(e['amount'], 'token')}"
+            else:
+                what = (f"highest hand {g.hand_str(hands[e['giver']])} (worth {e['due']}) by {giver}, "
+                        f"lowest {g.hand_str(hands[e['receiver']])} by {receiver}: "
+                        f"{seat_name(e['giver'])} gives {seat_name(e['receiver'])} {_plural(e['amount'], 'token')}")
+                if e["amount"] < e["due"]:
+                    what += f" (all it held; {e['due']} due)"
+            return f"  -> {what}.\n  {self.tokens_line_at(e['tokens'])}"
+        if kind == "leave":
+            if e["seat"] == self.human:
+                return f"{self.who(e['seat'])} has no tokens left: you are out of the game, a winner!"
+            return f"{self.who(e['seat'])} has no tokens left and leaves the game, a winner."
+        if kind == "game_end":
+            loser = e["loser"]
+            held = f"{self.who(loser)} holds all {e['tokens'][loser]} tokens and loses the game"
+            if loser == self.human:
+                return f"Game over: {held}. You lose."
+            return f"Game over: {held}. You win!"
+        return None  # "start" is said by the intro
+
+    def tokens_line_at(self, tokens: Sequence[int], pot: Optional[int] = None) -> str:
+        """Everyone's tokens (and the pot, during the charge) as an event recorded them."""
+        parts = [f"{seat_name(s)}{' (you)' if s == self.human else ''} {tokens[s]}" for s in range(self.n_players)]
+        return "Tokens: " + ", ".join(parts) + (f" | pot {pot}" if pot is not None else "")
+
+
+def play_terminal421(
+    opponents: Sequence[Agent],
+    dice: DiceSource,
+    *,
+    opponent_names: Sequence[str] | None = None,
+    seat: int | str = "random",
+    pot: int = 15,
+    games: int = 1,
+    input_fn: InputFn = input,
+    out: TextIO | None = None,
+) -> int:
+    """Play ``games`` games of 421 against ``opponents`` (1 or 2 bots) in the terminal;
+    returns the exit code.  ``seat`` is the person's seat (0-based) or "random".
+
+    Ctrl-C anywhere in the session ends it cleanly (exit code 0), like end of input.
+    """
+    session = TerminalGame421(
+        opponents, dice, opponent_names=opponent_names, seat=seat, pot=pot, input_fn=input_fn, out=out
+    )
+    try:
+        return session.run(games)
+    except KeyboardInterrupt:
+        session.say("\nInterrupted: game abandoned. Bye.")
+        return 0
