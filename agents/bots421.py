@@ -11,7 +11,6 @@ what the giver holds, as H4 caps them), with a bonus for leaving the game.
 from __future__ import annotations
 
 from functools import lru_cache
-from itertools import product
 
 import numpy as np
 
@@ -24,12 +23,7 @@ N_HANDS = len(g.HANDS)  # 56; a hand's index in HANDS is its rank
 N_KEEPS = len(g.KEEPS)  # 28
 VALUE = np.array([g.hand_value(h) for h in g.HANDS], dtype=float)
 
-# KEEP_TRANSITIONS[k, h]: P(the new hand is HANDS[h] | keep KEEPS[k], reroll the rest).
-KEEP_TRANSITIONS = np.zeros((N_KEEPS, N_HANDS))
-for _k, _keep in enumerate(g.KEEPS):
-    _outcomes = list(product(range(1, 7), repeat=3 - len(_keep)))
-    for _rolled in _outcomes:
-        KEEP_TRANSITIONS[_k, g.hand_rank(_keep + _rolled)] += 1 / len(_outcomes)
+KEEP_TRANSITIONS = codec421.KEEP_TRANSITIONS  # [k, h]: P(hand h | keep KEEPS[k])
 FIRST_ROLL = KEEP_TRANSITIONS[g.KEEPS.index(())]  # all three dice
 # KEEP_LEGAL[h, k]: the hand holds the kept values.
 KEEP_LEGAL = codec421.MASKS[0][:, 1:]
@@ -237,14 +231,20 @@ class CautiousAgent(DeterministicAgent):
 
 BOTS_421 = {"heuristic": HeuristicAgent, "greedy421": Greedy421Agent, "cautious": CautiousAgent}
 BOT_NAMES_421 = ("random", *BOTS_421)
+# Every name make_bot421 knows: the heuristics and the exact two-player bot.
+AGENT_NAMES_421 = (*BOT_NAMES_421, "optimal")
 
 
 def make_bot421(name: str, seed: int | None = None):
     """A 421 bot by name (one of ``BOT_NAMES_421``); ``seed`` seeds the random bot."""
     if name == "random":
         return RandomAgent(seed)
+    if name == "optimal":  # the exact two-player solver's bot (agents.solver421)
+        from agents.solver421 import OptimalAgent421
+
+        return OptimalAgent421()
     if name not in BOTS_421:
-        raise ValueError(f"unknown agent {name!r} for 421; choose one of {', '.join(BOT_NAMES_421)}")
+        raise ValueError(f"unknown agent {name!r} for 421; choose one of {', '.join(AGENT_NAMES_421)}")
     return BOTS_421[name]()
 
 

@@ -99,7 +99,26 @@ class Keep420Policy(MaskableActorCriticPolicy):
         self.mlp_extractor = KeepScorer420(self.critic_dim, self.critic_hidden)
 
 
+class OneHotInts(BaseFeaturesExtractor):
+    """One-hot code of every component of an integer ``Box`` observation (each
+    component ``i`` takes ``high[i] - low[i] + 1`` values), concatenated.  Suits
+    observations of small counts and dice, like 421's."""
+
+    def __init__(self, observation_space: gym.spaces.Box):
+        low = torch.as_tensor(observation_space.low, dtype=torch.long).reshape(-1)
+        sizes = torch.as_tensor(observation_space.high, dtype=torch.long).reshape(-1) - low + 1
+        super().__init__(observation_space, features_dim=int(sizes.sum()))
+        self.register_buffer("low", low, persistent=False)
+        self.register_buffer("top", sizes - 1, persistent=False)
+        self.register_buffer("offsets", torch.cumsum(sizes, 0) - sizes, persistent=False)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        idx = torch.minimum((obs.long() - self.low).clamp(min=0), self.top) + self.offsets
+        out = torch.zeros(obs.shape[0], self.features_dim, device=obs.device)
+        return out.scatter_(1, idx, 1.0)
+
+
 # Names a checkpoint may use for its network parts; loading looks them up here
 # and nowhere else, so a checkpoint cannot name arbitrary code.
-FEATURE_EXTRACTORS = {"Hand420Features": Hand420Features, "HandIndex420": HandIndex420}
+FEATURE_EXTRACTORS = {"Hand420Features": Hand420Features, "HandIndex420": HandIndex420, "OneHotInts": OneHotInts}
 POLICY_CLASSES = {"MlpPolicy": MaskableActorCriticPolicy, "Keep420Policy": Keep420Policy}

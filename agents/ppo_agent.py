@@ -32,9 +32,16 @@ FORMAT_VERSION = 1
 ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
 
 
-def game_spaces(game: str) -> tuple[spaces.Space, spaces.Space]:
+def game_spaces(game: str, env: dict[str, Any] | None = None) -> tuple[spaces.Space, spaces.Space]:
+    """The observation and action spaces of a game's env (``env``: its options, e.g. the pot)."""
     if game == "420":
         return spaces.Box(1, 6, shape=(codec420.OBS_SIZE,), dtype=np.int64), spaces.Discrete(g.N_ACTIONS)
+    if game == "421":
+        from envs import codec421
+        from envs import game421
+
+        low, high = codec421.observation_bounds(int((env or {}).get("pot", 15)))
+        return spaces.Box(low, high, shape=(codec421.OBS_SIZE,), dtype=np.int64), spaces.Discrete(game421.N_ACTIONS)
     raise CheckpointError(f"no trained-policy support for game {game!r}")
 
 
@@ -68,8 +75,8 @@ def policy_kwargs_from(spec: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def build_policy(game: str, spec: dict[str, Any]) -> MaskableActorCriticPolicy:
-    obs_space, act_space = game_spaces(game)
+def build_policy(game: str, spec: dict[str, Any], env: dict[str, Any] | None = None) -> MaskableActorCriticPolicy:
+    obs_space, act_space = game_spaces(game, env)
     return policy_class_from(spec)(obs_space, act_space, lambda _: 0.0, **policy_kwargs_from(spec))
 
 
@@ -117,7 +124,7 @@ class PPOAgent(DeterministicAgent):
         game = str(meta.get("game"))
         if expected_game is not None and game != str(expected_game):
             raise CheckpointError(f"{path} is a checkpoint for game {game}, not {expected_game}")
-        policy = build_policy(game, meta.get("policy", {}))
+        policy = build_policy(game, meta.get("policy", {}), meta.get("env"))
         try:
             state = torch.load(path, map_location="cpu", weights_only=True)
             policy.load_state_dict(state)

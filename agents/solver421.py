@@ -67,7 +67,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import product
 
 import numpy as np
 
@@ -80,12 +79,7 @@ N_KEEPS = len(g.KEEPS)  # 28
 N_ACTIONS = g.N_ACTIONS  # 29: STOP, then 1 + keep index
 VALUE = np.array([g.hand_value(h) for h in g.HANDS], dtype=np.int64)
 
-# T[k, h]: P(the new hand is HANDS[h] | keep KEEPS[k], reroll the other dice).
-T = np.zeros((N_KEEPS, N_HANDS))
-for _k, _keep in enumerate(g.KEEPS):
-    _outcomes = list(product(range(1, 7), repeat=3 - len(_keep)))
-    for _rolled in _outcomes:
-        T[_k, g.hand_rank(_keep + _rolled)] += 1.0 / len(_outcomes)
+T = codec421.KEEP_TRANSITIONS  # [k, h]: P(the new hand is HANDS[h] | keep KEEPS[k], reroll the other dice)
 FIRST_ROLL = T[g.KEEPS.index(())]  # all three dice
 LEADER_LEGAL = codec421.MASKS[1]  # (hand, action): STOP and the keeps the hand holds
 FOLLOWER_LEGAL = codec421.MASKS[0]  # (hand, action): the keeps only

@@ -33,6 +33,7 @@ the engine's actions (0 = STOP, 1..28 = ``KEEPS``), true where the engine allows
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import product
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
@@ -62,6 +63,14 @@ for _rank, _hand in enumerate(g.HANDS):
         if g._is_sub_multiset(_keep, _hand):
             MASKS[:, _rank, 1 + _keep_index] = True
 MASKS[1, :, g.STOP] = True
+
+# KEEP_TRANSITIONS[k, h]: P(the new hand is HANDS[h] | keep KEEPS[k], reroll the other dice),
+# by enumerating every roll of the rerolled dice.
+KEEP_TRANSITIONS = np.zeros((len(g.KEEPS), len(g.HANDS)))
+for _k, _keep in enumerate(g.KEEPS):
+    _outcomes = list(product(range(1, 7), repeat=3 - len(_keep)))
+    for _rolled in _outcomes:
+        KEEP_TRANSITIONS[_k, g.hand_rank(_keep + _rolled)] += 1.0 / len(_outcomes)
 
 
 def observation_bounds(pot: int = 15) -> tuple[np.ndarray, np.ndarray]:

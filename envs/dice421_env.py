@@ -127,11 +127,11 @@ class Dice421Env(gym.Env):
         specs = list(opponent) if isinstance(opponent, (list, tuple)) else [opponent] * (n_players - 1)
         if len(specs) != n_players - 1:
             raise ValueError(f"give one opponent per other seat ({n_players - 1}), got {len(specs)}")
-        from agents.bots421 import BOT_NAMES_421
+        from agents.bots421 import AGENT_NAMES_421
 
         for spec in specs:
-            if isinstance(spec, str) and spec not in BOT_NAMES_421:
-                raise ValueError(f"unknown agent {spec!r} for 421; choose one of {', '.join(BOT_NAMES_421)}")
+            if isinstance(spec, str) and spec not in AGENT_NAMES_421:
+                raise ValueError(f"unknown agent {spec!r} for 421; choose one of {', '.join(AGENT_NAMES_421)}")
             if not isinstance(spec, str) and not callable(getattr(spec, "act", None)):
                 raise ValueError(f"an opponent is a bot name or has act(obs, action_mask), got {spec!r}")
         self.opponent_specs = specs

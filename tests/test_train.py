@@ -133,3 +133,23 @@ def test_help_lists_the_presets(capsys):
         train_main(["--help"])
     assert exit_info.value.code == 0
     assert "ppo-420" in capsys.readouterr().out
+
+
+def test_ppo421_smoke_run_logs_exact_evaluation_and_saves_a_playable_checkpoint(tmp_path):
+    from agents.bots421 import play_game421
+
+    args = ["ppo-421", "--timesteps", "1024", "--n-envs", "4", "--eval-every", "512", "--seed", "2",
+            "--logdir", str(tmp_path / "runs"), "--checkpoint-dir", str(tmp_path / "ck"), "--name", "smoke421",
+            "--no-progress-bar"]
+    assert train_main(args) == 0
+    tags = tags_in(tmp_path / "runs")
+    expected = {"eval/vs_optimal", "eval/gap_pp", "eval/vs_heuristic", "eval/vs_greedy421", "eval/vs_cautious", "eval/vs_random"}
+    assert expected <= tags, expected - tags
+    meta = json.loads((tmp_path / "ck" / "smoke421.json").read_text())
+    assert meta["game"] == "421" and meta["env"] == {"n_players": 2, "pot": 15}
+    assert 0 < meta["exact"]["vs_optimal"] < 1
+    agent = make_agent("421", str(tmp_path / "ck" / "smoke421.pt"))
+    with pytest.raises(CheckpointError, match="not 420"):
+        make_agent("420", str(tmp_path / "ck" / "smoke421.pt"))
+    game = play_game421([agent, make_agent("421", "heuristic")], seed=0)  # legal moves throughout, or it raises
+    assert game.is_over

@@ -67,6 +67,25 @@ def env_420_batched(seconds: float, n_envs: int = 1024) -> float:
     return _timed(run, seconds)
 
 
+def env_421_single(seconds: float) -> float:
+    import numpy as np
+
+    from envs.dice421_env import Dice421Env
+
+    env = Dice421Env(opponent="optimal", n_players=2)
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+
+    def run():
+        for _ in range(100):
+            _, _, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            if term or trunc:
+                env.reset()
+        return 100
+
+    return _timed(run, seconds)
+
+
 def env_blackjack(seconds: float) -> float:
     import gymnasium as gym
 
@@ -160,6 +179,7 @@ def _child(name: str, arg, queue) -> None:
 MEASURES = {
     "420 single env (Dice420-v0)": env_420_single,
     "420 batched env (Vec420Env, 1024 games)": env_420_batched,
+    "421 single env (Dice421-v0, vs optimal)": env_421_single,
     "Blackjack-v1 (gymnasium)": env_blackjack,
     "OpenSpiel pig (C++)": env_pig,
     "train ppo-420 preset (batched)": train_preset,

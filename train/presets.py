@@ -19,6 +19,7 @@ class Preset:
     ppo: dict[str, Any] = field(default_factory=dict)  # MaskablePPO keyword arguments
     stop_when_optimal: bool = True
     lr_final: float | None = None  # if set, the learning rate falls linearly to this over the run
+    env: dict[str, Any] = field(default_factory=dict)  # game options (421: n_players, pot)
 
 
 PRESETS: dict[str, Preset] = {
@@ -51,6 +52,35 @@ PRESETS: dict[str, Preset] = {
                 max_grad_norm=0.5,
             ),
             lr_final=0.0,
+        ),
+        Preset(
+            name="ppo-421",
+            game="421",
+            description="MaskablePPO on two-player 421 (pot 15) against the exact optimal bot",
+            timesteps=1_200_000,
+            n_envs=16,
+            opponent="optimal",
+            eval_every=100_000,
+            env={"n_players": 2, "pot": 15},
+            policy={
+                "net_arch": {"pi": [128, 128], "vf": [128, 128]},
+                "activation": "tanh",
+                "features_extractor": "OneHotInts",
+            },
+            ppo=dict(
+                n_steps=256,  # x 16 games = 4,096 steps per rollout
+                batch_size=1024,
+                n_epochs=4,
+                learning_rate=1e-3,
+                gamma=1.0,
+                gae_lambda=0.95,
+                clip_range=0.2,
+                ent_coef=0.003,
+                vf_coef=0.5,
+                max_grad_norm=0.5,
+            ),
+            lr_final=0.0,
+            stop_when_optimal=False,
         ),
     ]
 }

@@ -19,10 +19,10 @@ from stable_baselines3.common.vec_env import VecMonitor
 
 from agents import solver420
 from agents.ppo_agent import PPOAgent, policy_class_from, policy_kwargs_from, save_policy
-from envs.vec420 import Vec420Env
 from train.presets import Preset
 
-HEURISTICS_420 = ("greedy", "foundation", "random")
+HEURISTICS = {"420": ("greedy", "foundation", "random"), "421": ("heuristic", "greedy421", "cautious", "random")}
+HEURISTICS_420 = HEURISTICS["420"]
 
 
 @dataclass
@@ -63,6 +63,22 @@ def evaluate_420(agent) -> dict[str, Any]:
     }
 
 
+def evaluate_421(agent, pot: int) -> dict[str, Any]:
+    """Exact figures for a two-player 421 agent (charge phase and seat draw included):
+    P(win) against the optimal bot, its gap to 1/2, and P(win) against each heuristic."""
+    from agents import solver421
+
+    table = solver421.policy_table(agent, pot)
+    figures = {f"vs_{name}": solver421.evaluate(table, solver421.bot_table(name, pot)) for name in ("optimal", *HEURISTICS["421"])}
+    return {**figures, "gap_pp": _pp(0.5 - figures["vs_optimal"]), "optimal": False}
+
+
+def evaluate(config: "RunConfig", agent) -> dict[str, Any]:
+    if config.preset.game == "420":
+        return evaluate_420(agent)
+    return evaluate_421(agent, config.preset.env["pot"])
+
+
 class ExactEvalCallback(BaseCallback):
     """Every ``every`` steps: exact evaluation, TensorBoard ``eval/*`` tags, a checkpoint."""
 
@@ -81,7 +97,7 @@ class ExactEvalCallback(BaseCallback):
         if self.num_timesteps < self.next_eval:
             return True
         self.next_eval = self.num_timesteps + self.every
-        figures = evaluate_420(PPOAgent.from_model(self.model, "420"))
+        figures = evaluate(self.config, PPOAgent.from_model(self.model, self.config.preset.game))
         figures.update(timesteps=self.num_timesteps, wall_seconds=time.time() - self.started)
         self.history.append(figures)
         for key, value in figures.items():
@@ -125,6 +141,7 @@ def save_run(model, config: RunConfig, figures: Optional[dict[str, Any]] = None,
         "n_envs": config.n_envs,
         "opponent": config.preset.opponent,
         "policy": config.preset.policy,
+        "env": config.preset.env,
         "versions": versions(),
     }
     if figures is not None:
@@ -132,15 +149,31 @@ def save_run(model, config: RunConfig, figures: Optional[dict[str, Any]] = None,
         meta["wall_seconds"] = round(figures.get("wall_seconds", 0.0), 1)
     if history:
         meta["eval_history"] = [
-            {k: round(h[k], 6) for k in ("timesteps", "wall_seconds", "gap_pp_red", "gap_pp_blue")} for h in history
+            {k: round(v, 6) for k, v in h.items() if k in ("timesteps", "wall_seconds") or k.startswith("gap_pp")}
+            for h in history
         ]
     save_policy(model.policy, base, meta)
     return base
 
 
 def make_env(config: RunConfig) -> VecMonitor:
-    opponent = solver420.bot_table(config.preset.opponent)
-    return VecMonitor(Vec420Env(config.n_envs, opponent, seed=config.seed))
+    """420: the batched numpy env against the opponent's policy table.
+    421: ``n_envs`` Dice421Env games in an SB3 DummyVecEnv."""
+    if config.preset.game == "420":
+        from envs.vec420 import Vec420Env
+
+        opponent = solver420.bot_table(config.preset.opponent)
+        return VecMonitor(Vec420Env(config.n_envs, opponent, seed=config.seed))
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from envs.dice421_env import Dice421Env
+
+    def make():
+        return Dice421Env(opponent=config.preset.opponent, **config.preset.env)
+
+    venv = DummyVecEnv([make] * config.n_envs)
+    venv.seed(config.seed)
+    return VecMonitor(venv)
 
 
 def train(config: RunConfig) -> dict[str, Any]:
@@ -184,7 +217,7 @@ def train(config: RunConfig) -> dict[str, Any]:
             interrupted = True
             print(f"\ninterrupted at {model.num_timesteps} steps; saving")
     wall = time.time() - started
-    final = evaluate_420(PPOAgent.from_model(model, "420"))
+    final = evaluate(config, PPOAgent.from_model(model, config.preset.game))
     final.update(timesteps=int(model.num_timesteps), wall_seconds=wall)
     base = save_run(model, config, final, callback.history)
     env.close()
@@ -198,11 +231,17 @@ def train(config: RunConfig) -> dict[str, Any]:
 def print_results(config: RunConfig, summary: dict[str, Any]) -> None:
     final = summary["final"]
     steps = final["timesteps"]
-    best = solver420.solve()
     print()
     print(f"run {config.name}: {steps:,} steps in {final['wall_seconds']:.1f} s "
           f"({steps / max(final['wall_seconds'], 1e-9):,.0f} steps/s); saved {summary['checkpoint']}.pt/.json/.zip")
     print()
+    if config.preset.game == "421":
+        print(f"exact win probability, two players, pot {config.preset.env['pot']} (charge and seat draw included)")
+        print(f"  vs optimal     {final['vs_optimal']:.6f}   (optimal vs optimal: 0.5; gap {final['gap_pp']:.4f} pp)")
+        for name in HEURISTICS["421"]:
+            print(f"  vs {name:<11} {final[f'vs_{name}']:.6f}")
+        return
+    best = solver420.solve()
     print("exact win probability vs the optimal bot")
     print(f"  {'':<10} {'as Red':>9} {'as Blue':>9} {'gap Red (pp)':>13} {'gap Blue (pp)':>14}")
     print(f"  {'optimal':<10} {best.red_win:>9.6f} {1 - best.red_win:>9.6f} {0:>13.4f} {0:>14.4f}")
