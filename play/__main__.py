@@ -295,36 +295,23 @@ def _check_two_player_bots(names: Sequence[str], players: int) -> None:
             raise UsageError(f"the {name} 421 bot is solved for two players only; with {players} players use another bot")
 
 
-def _exact421():
-    """What the 421 solver offers for exact evaluation, or None while it offers nothing:
-    the module ``agents.solver421`` if it has ``exact_evaluation(agent)`` (printed with its
-    ``format_exact(rows)`` if any) or ``win_probability(agent, opponent, pot)``."""
-    try:
-        from agents import solver421
-    except Exception:  # noqa: BLE001 - missing or unfinished solver
-        return None
-    if callable(getattr(solver421, "exact_evaluation", None)) or callable(getattr(solver421, "win_probability", None)):
-        return solver421
-    return None
+def _exact_rows421(agents: list[tuple[str, object]], out: TextIO, pot: int = 15) -> None:
+    """Exact P(win) of each agent against the optimal bot and against its own best reply."""
+    from agents import solver421
 
-
-def _exact_rows421(solver, agents: list[tuple[str, object]], out: TextIO) -> None:
-    if callable(getattr(solver, "exact_evaluation", None)):
-        rows = [(n, solver.exact_evaluation(a)) for n, a in agents]
-        formatter = getattr(solver, "format_exact", None)
-        print(formatter(rows) if callable(formatter) else "\n".join(f"{n}: {r}" for n, r in rows), file=out)
-        return
-    pot = 15
-    print(f"421, exact (solver): P(win) against the optimal bot, two players, pot {pot}, the first player drawn "
-          "at random.\nThe optimal bot against itself wins exactly 0.5; the gap is in percentage points.", file=out)
+    print(f"421, exact (solver): two players, pot {pot}, charge phase and first-player draw included.\n"
+          "The optimal bot against itself wins exactly 0.5; gap in percentage points. The best reply is the\n"
+          "strongest policy against this agent: 'vs best reply' is how much the agent wins against it.", file=out)
     width = max(len("agent"), *(len(n) for n, _ in agents)) if agents else 5
-    print(f"{'agent':<{width}}  {'P(win)':>8}  {'gap (pp)':>9}", file=out)
+    print(f"{'agent':<{width}}  {'vs optimal':>10}  {'gap (pp)':>9}  {'vs best reply':>13}", file=out)
     for name, agent in agents:
         try:
-            p = float(solver.win_probability(agent, "optimal", pot=pot))
+            table = solver421.policy_table(agent, pot)
+            p = solver421.evaluate(table, solver421.bot_table("optimal", pot))
+            reply = solver421.best_reply(table).value
         except ValueError as e:  # e.g. an agent that puts weight on illegal moves
             raise UsageError(f"exact evaluation of {name} failed: {e}") from None
-        print(f"{name:<{width}}  {p:8.6f}  {100 * (p - 0.5):+9.4f}", file=out, flush=True)
+        print(f"{name:<{width}}  {p:10.6f}  {100 * (p - 0.5):+9.4f}  {1 - reply:13.6f}", file=out, flush=True)
 
 
 def cmd_evaluate421(args, out: TextIO, err: Optional[TextIO] = None) -> int:
@@ -332,13 +319,7 @@ def cmd_evaluate421(args, out: TextIO, err: Optional[TextIO] = None) -> int:
     from play.tournament import format_against, play_match_n
 
     if args.exact:
-        solver = _exact421()
-        if solver is None:
-            raise UsageError(
-                "exact evaluation for 421 is not available yet (agents/solver421.py offers no exact evaluation); "
-                "drop --exact to estimate by simulation"
-            )
-        _exact_rows421(solver, _agents_to_evaluate("421", args.agent, derive_seed(args.seed, 1), out), out)
+        _exact_rows421(_agents_to_evaluate("421", args.agent, derive_seed(args.seed, 1), out), out)
         return 0
 
     seed, note = _seed_or_draw(args.seed)

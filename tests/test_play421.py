@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import re
-import types
 
 import numpy as np
 import pytest
@@ -356,39 +355,17 @@ def test_evaluate_by_simulation_against_every_bot(capsys):
         assert int(cells[0][3]) == int(cells[1][3]) + int(cells[2][3])
 
 
-def test_evaluate_exact_is_not_available_without_the_solver(monkeypatch, capsys):
-    monkeypatch.setattr(play_main, "_exact421", lambda: None)
-    assert main(["evaluate", "421", "--agent", "heuristic", "--exact"]) == 2
-    assert "exact evaluation for 421 is not available yet" in capsys.readouterr().err
+def test_evaluate_exact_prints_the_solver_figures_and_the_best_reply():
+    from agents import solver421
 
-
-def test_evaluate_exact_uses_the_solver_when_it_offers_it(monkeypatch, capsys):
-    fake = types.SimpleNamespace(
-        exact_evaluation=lambda agent: 0.25,
-        format_exact=lambda rows: "\n".join(f"EXACT {n} {r}" for n, r in rows),
-    )
-    monkeypatch.setattr(play_main, "_exact421", lambda: fake)
-    assert main(["evaluate", "421", "--agent", "greedy421", "--exact"]) == 0
-    assert capsys.readouterr().out.strip() == "EXACT greedy421 0.25"
-
-
-def test_evaluate_exact_with_a_solver_that_offers_win_probability(monkeypatch, capsys):
-    fake = types.SimpleNamespace(win_probability=lambda agent, opponent, pot: 0.4)
-    monkeypatch.setattr(play_main, "_exact421", lambda: fake)
-    assert main(["evaluate", "421", "--agent", "greedy421", "--exact"]) == 0
-    text = capsys.readouterr().out
-    assert "against the optimal bot" in text
-    assert re.search(r"^greedy421\s+0\.400000\s+-10\.0000$", text, re.M)
-
-
-def test_evaluate_exact_with_the_real_solver():
-    if play_main._exact421() is None:
-        pytest.skip("agents/solver421.py offers no exact evaluation yet")
     out = io.StringIO()
     assert main(["evaluate", "421", "--agent", "random", "--exact"], out=out) == 0
     line = next(l for l in out.getvalue().splitlines() if l.startswith("random "))
-    p = float(line.split()[1])
-    assert 0.0 < p < 0.5  # random loses to the optimal bot
+    p, gap, vs_reply = (float(x) for x in line.split()[1:4])
+    table = solver421.bot_table("random", 15)
+    assert p == pytest.approx(solver421.evaluate(table, solver421.bot_table("optimal", 15)), abs=1e-6)
+    assert gap == pytest.approx(100 * (p - 0.5), abs=1e-4)
+    assert 0.0 < vs_reply <= p + 1e-9 < 0.5  # a best reply wins at least as much as the optimal bot does
 
 
 def test_the_optimal_bot_is_refused_for_three_players(capsys):
