@@ -156,7 +156,7 @@ def save_run(model, config: RunConfig, figures: Optional[dict[str, Any]] = None,
     return base
 
 
-def make_env(config: RunConfig) -> VecMonitor:
+def make_env(config: RunConfig):
     """420: the batched numpy env against the opponent's policy table.
     421: ``n_envs`` Dice421Env games in an SB3 DummyVecEnv."""
     if config.preset.game == "420":
@@ -164,16 +164,19 @@ def make_env(config: RunConfig) -> VecMonitor:
 
         opponent = solver420.bot_table(config.preset.opponent)
         return VecMonitor(Vec420Env(config.n_envs, opponent, seed=config.seed))
+    from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from envs.dice421_env import Dice421Env
+    from train.shaping import TokenValueShaping
 
     def make():
-        return Dice421Env(opponent=config.preset.opponent, **config.preset.env)
+        env = Monitor(Dice421Env(opponent=config.preset.opponent, **config.preset.env))  # logs the true reward
+        return TokenValueShaping(env, config.preset.env["pot"]) if config.preset.shaping else env
 
     venv = DummyVecEnv([make] * config.n_envs)
     venv.seed(config.seed)
-    return VecMonitor(venv)
+    return venv
 
 
 def train(config: RunConfig) -> dict[str, Any]:
