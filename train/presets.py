@@ -20,7 +20,6 @@ class Preset:
     stop_when_optimal: bool = True
     lr_final: float | None = None  # if set, the learning rate falls linearly to this over the run
     env: dict[str, Any] = field(default_factory=dict)  # game options (421: n_players, pot)
-    shaping: bool = False  # 421: potential-based shaping by the exact token-position value (train/shaping.py)
 
 
 PRESETS: dict[str, Preset] = {

@@ -168,11 +168,9 @@ def make_env(config: RunConfig):
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from envs.dice421_env import Dice421Env
-    from train.shaping import TokenValueShaping
 
     def make():
-        env = Monitor(Dice421Env(opponent=config.preset.opponent, **config.preset.env))  # logs the true reward
-        return TokenValueShaping(env, config.preset.env["pot"]) if config.preset.shaping else env
+        return Monitor(Dice421Env(opponent=config.preset.opponent, **config.preset.env))
 
     venv = DummyVecEnv([make] * config.n_envs)
     venv.seed(config.seed)
