@@ -311,7 +311,8 @@ def _exact_rows421(agents: list[tuple[str, object]], out: TextIO, pot: int = 15)
             reply = solver421.best_reply(table).value
         except ValueError as e:  # e.g. an agent that puts weight on illegal moves
             raise UsageError(f"exact evaluation of {name} failed: {e}") from None
-        print(f"{name:<{width}}  {p:10.6f}  {100 * (p - 0.5):+9.4f}  {1 - reply:13.6f}", file=out, flush=True)
+        gap = 0.0 if abs(p - 0.5) < 1e-12 else 100 * (p - 0.5)
+        print(f"{name:<{width}}  {p:10.6f}  {gap:+9.4f}  {1 - reply:13.6f}", file=out, flush=True)
 
 
 def cmd_evaluate421(args, out: TextIO, err: Optional[TextIO] = None) -> int:
