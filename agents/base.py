@@ -57,3 +57,45 @@ class RandomAgent:
 
     def __repr__(self) -> str:
         return "<RandomAgent 'random'>"
+
+
+# Probability an agent may put on illegal actions and still be read (float32 softmax noise).
+ILLEGAL_TOL = 1e-6
+
+
+def agent_name(agent) -> str:
+    return str(getattr(agent, "name", type(agent).__name__))
+
+
+def batch_probs(agent, obs: np.ndarray, masks: np.ndarray, where=lambda i: f"decision {i}") -> np.ndarray:
+    """The agent's action distribution at each of a batch of decisions, checked.
+
+    Uses ``agent.action_probs`` in one call when the agent has it, else ``agent.act``
+    per decision (one-hot).  Raises ``ValueError`` on a wrong shape, on
+    probabilities that are negative or not finite, or on more than a rounding
+    error on an illegal action (``where(i)`` words the decision for the
+    message); rounding-level illegal mass is dropped and the rows renormalised.
+    """
+    n, n_actions = masks.shape
+    if hasattr(agent, "action_probs"):
+        probs = np.array(agent.action_probs(obs.copy(), masks.copy()), dtype=np.float64)
+        if probs.shape != (n, n_actions):
+            raise ValueError(f"{agent_name(agent)}.action_probs returned shape {probs.shape}, expected {(n, n_actions)}")
+    elif hasattr(agent, "act"):
+        probs = np.zeros((n, n_actions))
+        for i in range(n):
+            probs[i, int(agent.act(obs[i].copy(), masks[i].copy()))] = 1.0
+    else:
+        raise TypeError(f"{agent!r} is not an agent: it has neither action_probs nor act")
+    if not np.all(np.isfinite(probs)) or np.any(probs < -ILLEGAL_TOL):
+        raise ValueError(f"{agent_name(agent)} gave probabilities that are negative or not finite")
+    probs = np.clip(probs, 0.0, None)
+    illegal = np.where(masks, 0.0, probs).sum(axis=1)
+    worst = int(np.argmax(illegal)) if n else 0
+    if n and illegal[worst] > ILLEGAL_TOL:
+        raise ValueError(f"{agent_name(agent)} puts probability {illegal[worst]:.3g} on illegal actions at {where(worst)}")
+    probs = np.where(masks, probs, 0.0)
+    totals = probs.sum(axis=1, keepdims=True)
+    if np.any(totals <= 0):
+        raise ValueError(f"{agent_name(agent)} gave a row with no probability on any legal action")
+    return probs / totals

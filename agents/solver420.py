@@ -26,8 +26,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from envs import game420 as g
+from agents.base import batch_probs
 from envs import codec420
+from envs import game420 as g
 from envs.codec420 import LEGAL_MASKS
 
 N_HANDS = len(g.HANDS)
@@ -182,9 +183,6 @@ def check_policy(policy: np.ndarray) -> None:
         raise ValueError("policy table puts probability on an illegal keep")
 
 
-# Tolerance for probability an agent puts on illegal keeps (float32 softmax noise).
-ILLEGAL_TOL = 1e-6
-
 
 @lru_cache(maxsize=1)
 def decision_batch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -213,39 +211,15 @@ def policy_table(agent) -> np.ndarray:
     illegal mass is dropped and the rows renormalized.
     """
     states, obs, masks = decision_batch()
-    n = len(states)
-    if hasattr(agent, "action_probs"):
-        probs = np.array(agent.action_probs(obs.copy(), masks.copy()), dtype=np.float64)
-        if probs.shape != (n, g.N_ACTIONS):
-            raise ValueError(f"{_name(agent)}.action_probs returned shape {probs.shape}, expected {(n, g.N_ACTIONS)}")
-    elif hasattr(agent, "act"):
-        probs = np.zeros((n, g.N_ACTIONS))
-        for i in range(n):
-            probs[i, int(agent.act(obs[i].copy(), masks[i].copy()))] = 1.0
-    else:
-        raise TypeError(f"{agent!r} is not an agent: it has neither action_probs nor act")
-    if not np.all(np.isfinite(probs)) or np.any(probs < -ILLEGAL_TOL):
-        raise ValueError(f"{_name(agent)} gave probabilities that are negative or not finite")
-    probs = np.clip(probs, 0.0, None)
-    illegal = np.where(masks, 0.0, probs).sum(axis=1)
-    worst = int(np.argmax(illegal))
-    if illegal[worst] > ILLEGAL_TOL:
-        h, o = states[worst]
-        raise ValueError(
-            f"{_name(agent)} puts probability {illegal[worst]:.3g} on illegal keeps with hand "
-            f"{g.format_hand(g.HANDS[h])} against {g.format_hand(g.HANDS[o])}"
-        )
-    probs = np.where(masks, probs, 0.0)
-    totals = probs.sum(axis=1, keepdims=True)
-    if np.any(totals <= 0):
-        raise ValueError(f"{_name(agent)} gave a row with no probability on any legal keep")
+
+    def where(i):
+        h, o = states[i]
+        return f"hand {g.format_hand(g.HANDS[h])} against {g.format_hand(g.HANDS[o])}"
+
+    probs = batch_probs(agent, obs, masks, where)
     table = np.zeros((len(g.HANDS), len(g.HANDS), g.N_ACTIONS))
-    table[states[:, 0], states[:, 1]] = probs / totals
+    table[states[:, 0], states[:, 1]] = probs
     return table
-
-
-def _name(agent) -> str:
-    return str(getattr(agent, "name", type(agent).__name__))
 
 
 @lru_cache(maxsize=None)

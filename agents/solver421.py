@@ -70,7 +70,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from agents.base import DeterministicAgent
+from agents.base import DeterministicAgent, agent_name as _name, batch_probs
 from envs import codec421
 from envs import game421 as g
 
@@ -587,34 +587,8 @@ def decision_observations(pot: int):
     return lead, foll
 
 
-ILLEGAL_TOL = 1e-6  # probability an agent may put on illegal actions (float32 softmax noise)
-
-
 def _agent_probs(agent, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    n = len(obs)
-    if hasattr(agent, "action_probs"):
-        probs = np.array(agent.action_probs(obs.copy(), masks.copy()), dtype=np.float64)
-        if probs.shape != (n, N_ACTIONS):
-            raise ValueError(f"{_name(agent)}.action_probs returned shape {probs.shape}, expected {(n, N_ACTIONS)}")
-    elif hasattr(agent, "act"):
-        probs = np.zeros((n, N_ACTIONS))
-        for i in range(n):
-            probs[i, int(agent.act(obs[i].copy(), masks[i].copy()))] = 1.0
-    else:
-        raise TypeError(f"{agent!r} is not an agent: it has neither action_probs nor act")
-    if not np.all(np.isfinite(probs)) or np.any(probs < -ILLEGAL_TOL):
-        raise ValueError(f"{_name(agent)} gave probabilities that are negative or not finite")
-    probs = np.clip(probs, 0.0, None)
-    illegal = np.where(masks, 0.0, probs).sum(1)
-    worst = int(np.argmax(illegal)) if n else 0
-    if n and illegal[worst] > ILLEGAL_TOL:
-        o = codec421.decode(obs[worst])
-        raise ValueError(f"{_name(agent)} puts probability {illegal[worst]:.3g} on illegal actions at {o}")
-    probs = np.where(masks, probs, 0.0)
-    totals = probs.sum(1, keepdims=True)
-    if np.any(totals <= 0):
-        raise ValueError(f"{_name(agent)} gave a row with no probability on any legal action")
-    return probs / totals
+    return batch_probs(agent, obs, masks, lambda i: str(codec421.decode(obs[i])))
 
 
 def policy_table(agent, pot: int = 15) -> Policy421:
@@ -631,10 +605,6 @@ def policy_table(agent, pot: int = 15) -> Policy421:
     foll[1:P] = _agent_probs(agent, foll_obs.reshape(-1, codec421.OBS_SIZE),
                              foll_masks.reshape(-1, N_ACTIONS)).reshape(foll[1:P].shape)
     return Policy421(P, lead, foll, _name(agent))
-
-
-def _name(agent) -> str:
-    return str(getattr(agent, "name", type(agent).__name__))
 
 
 def as_policy(agent_or_policy, pot: int = 15) -> Policy421:
