@@ -21,6 +21,7 @@ from agents.base import Agent
 from envs import codec420
 from envs import game420 as g
 from envs.dice import DiceSource
+from play.prompt import QuitGame, ask_move
 
 InputFn = Callable[[str], str]
 
@@ -44,10 +45,6 @@ QUIT_WORDS = {"q", "quit", "exit"}
 HELP_WORDS = {"?", "h", "help"}
 LEGAL_WORDS = {"legal", "l", "moves"}
 ALL_WORDS = {"all", "a", "*"}
-
-
-class QuitGame(Exception):
-    """The person asked to stop (q, end of input or Ctrl-C)."""
 
 
 # --- reading a move -------------------------------------------------------------
@@ -230,32 +227,14 @@ class TerminalGame:
 
     def ask(self, hand: g.Hand) -> int:
         """Ask the person for a move until it is legal."""
-        while True:
+
+        def prompt() -> str:
             hint = PROMPT_HINT if not self.hinted else '("?" for help, "legal" lists legal moves)'
             self.hinted = True
-            prompt = f"Your hand {_total(hand)}. Reroll which dice? {hint} > "
-            try:
-                line = self.input_fn(prompt)
-            except EOFError:
-                raise QuitGame("\nEnd of input: game abandoned. Bye.") from None
-            except KeyboardInterrupt:
-                raise QuitGame("\nInterrupted: game abandoned. Bye.") from None
-            try:
-                command = parse_command(line, hand)
-            except ValueError as e:  # IllegalMove is a ValueError too
-                if isinstance(e, g.IllegalMove):
-                    self.say(f'  Not a legal move: {e}. ("legal" lists your legal moves)')
-                else:
-                    self.say(f"  {e}.")
-                continue
-            if command.kind == "quit":
-                raise QuitGame("You quit: game abandoned. Bye.")
-            if command.kind == "help":
-                self.say(HELP)
-            elif command.kind == "legal":
-                self.say(legal_moves_text(hand))
-            else:
-                return command.action
+            return f"Your hand {_total(hand)}. Reroll which dice? {hint} > "
+
+        return ask_move(self.input_fn, self.say, prompt, lambda line: parse_command(line, hand), HELP,
+                        lambda: legal_moves_text(hand), g.IllegalMove)
 
     def forced_line(self, seat: int, before: Optional[g.Hand], turn: g.Turn) -> str:
         who = self.who(seat)

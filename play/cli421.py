@@ -27,6 +27,7 @@ from envs import codec421
 from envs import game421 as g
 from envs.dice import DiceSource
 from play.cli420 import ScriptedInput  # noqa: F401 (re-exported for tests and callers)
+from play.prompt import QuitGame, ask_move
 
 InputFn = Callable[[str], str]
 
@@ -60,10 +61,6 @@ HELP_WORDS = {"?", "h", "help"}
 LEGAL_WORDS = {"legal", "l", "moves"}
 ALL_WORDS = {"all", "a", "*"}
 STOP_WORDS = {"stop", "s"}
-
-
-class QuitGame(Exception):
-    """The person asked to stop (q, end of input or Ctrl-C)."""
 
 
 def seat_name(seat: int) -> str:
@@ -336,36 +333,15 @@ class TerminalGame421:
         """Ask the person for a move until one reads well (legality is checked on playing it)."""
         hand = game.dice_in_hand
         leader = game.current_player == game.leader
-        while True:
-            if self.hinted:
-                hint = SHORT_HINT
-            else:
-                hint = PROMPT_HINT if leader else FOLLOWER_HINT
+        question = "Stop, or reroll which dice?" if leader else "Reroll which dice?"
+
+        def prompt() -> str:
+            hint = SHORT_HINT if self.hinted else PROMPT_HINT if leader else FOLLOWER_HINT
             self.hinted = True
-            question = "Stop, or reroll which dice?" if leader else "Reroll which dice?"
-            prompt = f"Your dice {g.hand_str(hand)} (roll {game.rolls_used} of {game.rolls_allowed}). {question} {hint} > "
-            try:
-                line = self.input_fn(prompt)
-            except EOFError:
-                raise QuitGame("\nEnd of input: game abandoned. Bye.") from None
-            except KeyboardInterrupt:
-                raise QuitGame("\nInterrupted: game abandoned. Bye.") from None
-            try:
-                command = parse_command(line, hand)
-            except ValueError as e:  # IllegalAction is a ValueError too
-                if isinstance(e, g.IllegalAction):
-                    self.say(f'  Not a legal move: {e}. ("legal" lists your legal moves)')
-                else:
-                    self.say(f"  {e}.")
-                continue
-            if command.kind == "quit":
-                raise QuitGame("You quit: game abandoned. Bye.")
-            if command.kind == "help":
-                self.say(HELP)
-            elif command.kind == "legal":
-                self.say(legal_moves_text(hand, game.legal_actions()))
-            else:
-                return command.action
+            return f"Your dice {g.hand_str(hand)} (roll {game.rolls_used} of {game.rolls_allowed}). {question} {hint} > "
+
+        return ask_move(self.input_fn, self.say, prompt, lambda line: parse_command(line, hand), HELP,
+                        lambda: legal_moves_text(hand, game.legal_actions()), g.IllegalAction)
 
     # narration ---------------------------------------------------------------------
     def narrate(self, game: g.Game421) -> None:
