@@ -243,10 +243,11 @@ def print_results(config: RunConfig, summary: dict[str, Any]) -> None:
             print(f"  vs {name:<11} {final[f'vs_{name}']:.6f}")
         return
     best = solver420.solve()
+    w = max(10, len(config.name))
     print("exact win probability vs the optimal bot")
-    print(f"  {'':<10} {'as Red':>9} {'as Blue':>9} {'gap Red (pp)':>13} {'gap Blue (pp)':>14}")
-    print(f"  {'optimal':<10} {best.red_win:>9.6f} {1 - best.red_win:>9.6f} {0:>13.4f} {0:>14.4f}")
-    print(f"  {config.name:<10} {final['vs_optimal_red']:>9.6f} {final['vs_optimal_blue']:>9.6f} "
+    print(f"  {'':<{w}} {'as Red':>9} {'as Blue':>9} {'gap Red (pp)':>13} {'gap Blue (pp)':>14}")
+    print(f"  {'optimal':<{w}} {best.red_win:>9.6f} {1 - best.red_win:>9.6f} {0:>13.4f} {0:>14.4f}")
+    print(f"  {config.name:<{w}} {final['vs_optimal_red']:>9.6f} {final['vs_optimal_blue']:>9.6f} "
           f"{final['gap_pp_red']:>13.4f} {final['gap_pp_blue']:>14.4f}")
     print()
     print("exact win probability (mean of both seats) vs each heuristic")
