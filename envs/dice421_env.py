@@ -85,9 +85,9 @@ class Dice421Env(gym.Env):
 
     ## Arguments
     - `opponent`: an agent (`act(obs, action_mask) -> int`), a bot name
-      (`agents.bots421.BOT_NAMES_421`: `"random"`, `"heuristic"`, `"greedy421"`,
-      `"cautious"`), or a sequence of these, one per other seat clockwise from the
-      agent; default `"heuristic"`. Opponents see `codec421.observe(game, seat)`.
+      (`agents.bots421.AGENT_NAMES_421`: `"random"`, `"heuristic"`, `"greedy421"`,
+      `"cautious"`, and `"optimal"`, the exact solver's bot, for two players), or a
+      sequence of these, one per other seat clockwise from the agent; default `"heuristic"`. Opponents see `codec421.observe(game, seat)`.
       Named bots are built at each `reset()` with seeds from `self.np_random`.
     - `n_players`: 2 or 3; default 2.
     - `agent_seat`: a seat `0..n_players-1` or `"random"` (drawn each episode);
