@@ -22,6 +22,7 @@ from envs import codec420
 from envs import game420 as g
 from envs.dice import DiceSource
 from play.prompt import QuitGame, ask_move
+from play.prompt import parse_dice as read_dice
 
 InputFn = Callable[[str], str]
 
@@ -58,21 +59,11 @@ class Command:
 
 def parse_dice(text: str) -> tuple[int, ...]:
     """Die values from text like "1 5", "1,5", "15" or "1-5".  Raises ``ValueError`` with advice."""
-    tokens = [t for t in re.split(r"[\s,;/+-]+", text.strip()) if t]
-    if not tokens:
-        raise ValueError('type the values of the dice to reroll, e.g. "1 5", or "?" for help')
-    values = []
-    for token in tokens:
-        if not token.isdigit():
-            raise ValueError(
-                f"I could not read {token!r}: type the values of the dice to reroll "
-                f'(e.g. "1 5", "15" or "all"), "?" for help'
-            )
-        for ch in token:
-            if not "1" <= ch <= "6":
-                raise ValueError(f"{ch} is not a die value: dice show 1 to 6")
-            values.append(int(ch))
-    return tuple(values)
+    return read_dice(
+        text,
+        'type the values of the dice to reroll (e.g. "1 5", "15" or "all"), "?" for help',
+        empty='type the values of the dice to reroll, e.g. "1 5", or "?" for help',
+    )
 
 
 def parse_command(text: str, hand: Sequence[int]) -> Command:

@@ -28,6 +28,7 @@ from envs import game421 as g
 from envs.dice import DiceSource
 from play.cli420 import ScriptedInput  # noqa: F401 (re-exported for tests and callers)
 from play.prompt import QuitGame, ask_move
+from play.prompt import parse_dice as read_dice
 
 InputFn = Callable[[str], str]
 
@@ -83,19 +84,9 @@ class Command:
 
 def parse_dice(text: str) -> tuple[int, ...]:
     """Die values from text like "6 5", "6,5", "65" or "6-5".  Raises ``ValueError`` with advice."""
-    tokens = [t for t in re.split(r"[\s,;/+-]+", text.strip()) if t]
-    values = []
-    for token in tokens:
-        if not token.isdigit():
-            raise ValueError(
-                f'I could not read {token!r}: type "stop", the values of the dice to reroll '
-                f'(e.g. "6 5", "65" or "all"), or "keep 4 2"; "?" for help'
-            )
-        for ch in token:
-            if not "1" <= ch <= "6":
-                raise ValueError(f"{ch} is not a die value: dice show 1 to 6")
-            values.append(int(ch))
-    return tuple(values)
+    return read_dice(
+        text, 'type "stop", the values of the dice to reroll (e.g. "6 5", "65" or "all"), or "keep 4 2"; "?" for help'
+    )
 
 
 def _remove(hand: Sequence[int], values: Sequence[int]) -> tuple[int, ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 
@@ -44,3 +45,22 @@ def ask_move(
             say(legal_text())
         else:
             return command.action
+
+
+def parse_dice(text: str, advice: str, empty: str | None = None) -> tuple[int, ...]:
+    """Die values from text like "6 5", "6,5", "65" or "6-5".
+
+    Raises ``ValueError``: ``empty`` for blank text (if given), or a message ending
+    in ``advice`` for anything that is not die values 1 to 6."""
+    tokens = [t for t in re.split(r"[\s,;/+-]+", text.strip()) if t]
+    if not tokens and empty is not None:
+        raise ValueError(empty)
+    values = []
+    for token in tokens:
+        if not token.isdigit():
+            raise ValueError(f"I could not read {token!r}: {advice}")
+        for ch in token:
+            if not "1" <= ch <= "6":
+                raise ValueError(f"{ch} is not a die value: dice show 1 to 6")
+            values.append(int(ch))
+    return tuple(values)
