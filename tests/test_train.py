@@ -154,3 +154,26 @@ def test_ppo421_smoke_run_logs_exact_evaluation_and_saves_a_playable_checkpoint(
     game = play_game421([agent, make_agent("421", "heuristic")], seed=0)  # legal moves throughout, or it raises
     assert game.is_over
 
+
+
+def test_ctrl_c_saves_the_run_and_resume_continues_it(tmp_path, monkeypatch, capsys):
+    import train.run as run
+
+    original = run.ExactEvalCallback._on_step
+
+    def interrupted(self):
+        if self.num_timesteps >= 2048:
+            raise KeyboardInterrupt
+        return original(self)
+
+    monkeypatch.setattr(run.ExactEvalCallback, "_on_step", interrupted)
+    args = ["ppo-420", "--timesteps", "8192", "--n-envs", "32", "--eval-every", "100000", "--seed", "3",
+            "--logdir", str(tmp_path / "runs"), "--checkpoint-dir", str(tmp_path), "--name", "cut", "--no-progress-bar"]
+    assert train_main(args) == 0
+    out = capsys.readouterr().out
+    assert "interrupted at" in out and "--resume" in out
+    saved = json.loads((tmp_path / "cut.json").read_text())["timesteps"]
+    assert 2048 <= saved < 8192 and (tmp_path / "cut.zip").exists()
+    monkeypatch.setattr(run.ExactEvalCallback, "_on_step", original)
+    assert train_main([*args, "--resume"]) == 0
+    assert json.loads((tmp_path / "cut.json").read_text())["timesteps"] >= 8192
