@@ -59,12 +59,15 @@ def scripted_dice(scripts: Sequence[Sequence[int]]) -> DiceFn:
     return roll
 
 
+# Where each of the four dice of the new hand comes from, per keep: kept value, or roll column.
+KEEP_MASK = np.arange(N)[None, :] < KEEP_LEN[:, None]  # (14, 4): die j is a kept die
+ROLL_COLUMN = np.clip(np.arange(N)[None, :] - KEEP_LEN[:, None], 0, N - 1)  # (14, 4)
+
+
 def play_keeps(hands: np.ndarray, keeps: np.ndarray, rolled: np.ndarray) -> np.ndarray:
     """New hand indices after keeping ``KEEPS[keeps]`` and taking the rest from ``rolled``."""
-    n_keep = KEEP_LEN[keeps][:, None]
-    col = np.arange(N)[None, :]
-    from_roll = np.take_along_axis(rolled, np.clip(col - n_keep, 0, N - 1), axis=1)
-    dice = np.where(col < n_keep, KEEP_DICE[keeps], from_roll)
+    from_roll = rolled[np.arange(len(keeps))[:, None], ROLL_COLUMN[keeps]]
+    dice = np.where(KEEP_MASK[keeps], KEEP_DICE[keeps], from_roll)
     dice.sort(axis=1)
     return CODE_TO_HAND[(dice - 1) @ POWERS]
 
