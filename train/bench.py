@@ -28,23 +28,31 @@ def _timed(fn: Callable[[], int], seconds: float) -> float:
 
 
 # --- environment stepping -----------------------------------------------------
-def env_420_single(seconds: float) -> float:
-    import numpy as np
-
-    from envs.dice420_env import Dice420Env
-
-    env = Dice420Env(opponent="optimal")
-    rng = np.random.default_rng(0)
+def _single_env(env, choose, seconds: float) -> float:
+    """Steps/s of one Gymnasium env, actions from ``choose(env)``, resetting at episode ends."""
     env.reset(seed=0)
 
     def run():
         for _ in range(200):
-            _, _, term, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
-            if term:
+            _, _, term, trunc, _ = env.step(choose(env))
+            if term or trunc:
                 env.reset()
         return 200
 
     return _timed(run, seconds)
+
+
+def _random_legal(seed: int = 0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return lambda env: int(rng.choice(np.flatnonzero(env.action_masks())))
+
+
+def env_420_single(seconds: float) -> float:
+    from envs.dice420_env import Dice420Env
+
+    return _single_env(Dice420Env(opponent="optimal"), _random_legal(), seconds)
 
 
 def env_420_batched(seconds: float, n_envs: int = 1024) -> float:
@@ -68,39 +76,17 @@ def env_420_batched(seconds: float, n_envs: int = 1024) -> float:
 
 
 def env_421_single(seconds: float) -> float:
-    import numpy as np
-
     from envs.dice421_env import Dice421Env
 
-    env = Dice421Env(opponent="optimal", n_players=2)
-    rng = np.random.default_rng(0)
-    env.reset(seed=0)
-
-    def run():
-        for _ in range(100):
-            _, _, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
-            if term or trunc:
-                env.reset()
-        return 100
-
-    return _timed(run, seconds)
+    return _single_env(Dice421Env(opponent="optimal", n_players=2), _random_legal(), seconds)
 
 
 def env_blackjack(seconds: float) -> float:
     import gymnasium as gym
 
     env = gym.make("Blackjack-v1")
-    env.reset(seed=0)
     env.action_space.seed(0)
-
-    def run():
-        for _ in range(200):
-            _, _, term, trunc, _ = env.step(env.action_space.sample())
-            if term or trunc:
-                env.reset()
-        return 200
-
-    return _timed(run, seconds)
+    return _single_env(env, lambda e: e.action_space.sample(), seconds)
 
 
 def env_pig(seconds: float) -> float:
