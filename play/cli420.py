@@ -21,7 +21,7 @@ from agents.base import Agent
 from envs import codec420
 from envs import game420 as g
 from envs.dice import DiceSource
-from play.prompt import QuitGame, ask_move
+from play.prompt import QuitGame, ask_move, play_series
 from play.prompt import parse_dice as read_dice
 
 InputFn = Callable[[str], str]
@@ -160,19 +160,9 @@ class TerminalGame:
     # play ------------------------------------------------------------------------
     def run(self, games: int = 1) -> int:
         """Play ``games`` games; returns the exit code (0, also when the person quits)."""
-        try:
-            for number in range(1, games + 1):
-                if games > 1:
-                    self.say(f"=== Game {number} of {games} ===")
-                self.play_game()
-                if games > 1:
-                    self.say(f"Score after {number} game{'s' if number > 1 else ''}: you {self.score[0]}, {self.opponent_name} {self.score[1]}")
-                    self.say()
-        except QuitGame as stop:
-            self.say(str(stop))
-            if sum(self.score):
-                self.say(f"Final score: you {self.score[0]}, {self.opponent_name} {self.score[1]}")
-        return 0
+        return play_series(self.say, self.play_game, games,
+                           lambda: f"you {self.score[0]}, {self.opponent_name} {self.score[1]}",
+                           lambda: sum(self.score))
 
     def play_game(self) -> Optional[int]:
         """One game to the end; returns the winning seat.  Raises ``QuitGame``."""

@@ -27,7 +27,7 @@ from envs import codec421
 from envs import game421 as g
 from envs.dice import DiceSource
 from play.cli420 import ScriptedInput  # noqa: F401 (re-exported for tests and callers)
-from play.prompt import QuitGame, ask_move
+from play.prompt import QuitGame, ask_move, play_series
 from play.prompt import parse_dice as read_dice
 
 InputFn = Callable[[str], str]
@@ -228,19 +228,8 @@ class TerminalGame421:
     # play ------------------------------------------------------------------------
     def run(self, games: int = 1) -> int:
         """Play ``games`` games; returns the exit code (0, also when the person quits)."""
-        try:
-            for number in range(1, games + 1):
-                if games > 1:
-                    self.say(f"=== Game {number} of {games} ===")
-                self.play_game()
-                if games > 1:
-                    self.say(f"Score after {_plural(number, 'game')}: you won {self.wins}, lost {self.losses}")
-                    self.say()
-        except QuitGame as stop:
-            self.say(str(stop))
-            if self.wins + self.losses:
-                self.say(f"Final score: you won {self.wins}, lost {self.losses}")
-        return 0
+        return play_series(self.say, self.play_game, games,
+                           lambda: f"you won {self.wins}, lost {self.losses}", lambda: self.wins + self.losses)
 
     def seat_players(self) -> None:
         n = self.n_players

@@ -64,3 +64,23 @@ def parse_dice(text: str, advice: str, empty: str | None = None) -> tuple[int, .
                 raise ValueError(f"{ch} is not a die value: dice show 1 to 6")
             values.append(int(ch))
     return tuple(values)
+
+
+def play_series(say: Callable[[str], None], play_game: Callable[[], object], games: int,
+                tally: Callable[[], str], finished: Callable[[], int]) -> int:
+    """Play ``games`` games in a row with a running score (``tally()``, e.g. "you 2, bot 1").
+
+    Quitting (``QuitGame``) ends the series with the final score; the exit code is 0 either way."""
+    try:
+        for number in range(1, games + 1):
+            if games > 1:
+                say(f"=== Game {number} of {games} ===")
+            play_game()
+            if games > 1:
+                say(f"Score after {number} game{'s' if number > 1 else ''}: {tally()}")
+                say("")
+    except QuitGame as stop:
+        say(str(stop))
+        if finished():
+            say(f"Final score: {tally()}")
+    return 0
