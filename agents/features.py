@@ -41,64 +41,6 @@ class Hand420Features(BaseFeaturesExtractor):
 
 
 
-class HandIndex420(BaseFeaturesExtractor):
-    """The two hand indices (own, opponent) of a 420 observation, as floats."""
-
-    def __init__(self, observation_space: gym.spaces.Box):
-        super().__init__(observation_space, features_dim=2)
-        self.register_buffer("code_to_hand", torch.as_tensor(CODE_TO_HAND.clip(min=0)), persistent=False)
-        self.register_buffer("powers", torch.tensor([216, 36, 6, 1]), persistent=False)
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        dice = obs.long().clamp(1, 6) - 1
-        own = self.code_to_hand[(dice[:, :4] * self.powers).sum(dim=1)]
-        opp = self.code_to_hand[(dice[:, 4:] * self.powers).sum(dim=1)]
-        return torch.stack([own, opp], dim=1).float()
-
-
-class KeepScorer420(torch.nn.Module):
-    """Actor: one score per keep for each opponent hand (a 126 x 14 table, via a
-    one-hot latent and SB3's linear action head).  The value of keeping some dice
-    does not depend on the dice thrown away, so with the legal-action mask this
-    class holds the optimal policy against any opponent, and what is learnt from
-    one hand is learnt for every hand that holds the same keep.
-    Critic: a hidden layer over both hands (embedding sum), then ``critic_hidden``."""
-
-    def __init__(self, critic_dim: int = 256, critic_hidden: int = 64):
-        super().__init__()
-        self.latent_dim_pi = N_HANDS
-        self.latent_dim_vf = critic_hidden
-        self.register_buffer("eye", torch.eye(N_HANDS), persistent=False)
-        self.own = torch.nn.Embedding(N_HANDS, critic_dim)
-        self.opp = torch.nn.Embedding(N_HANDS, critic_dim)
-        self.bias = torch.nn.Parameter(torch.zeros(critic_dim))
-        for table in (self.own, self.opp):
-            torch.nn.init.normal_(table.weight, std=0.5)
-        self.critic = torch.nn.Sequential(torch.nn.Linear(critic_dim, critic_hidden), torch.nn.Tanh())
-
-    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.forward_actor(features), self.forward_critic(features)
-
-    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        return self.eye[features[:, 1].long()]
-
-    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
-        idx = features.long()
-        return self.critic(torch.tanh(self.own(idx[:, 0]) + self.opp(idx[:, 1]) + self.bias))
-
-
-class Keep420Policy(MaskableActorCriticPolicy):
-    """MaskablePPO policy with the ``KeepScorer420`` actor-critic (see there)."""
-
-    def __init__(self, *args, critic_dim: int = 256, critic_hidden: int = 64, **kwargs):
-        self.critic_dim, self.critic_hidden = critic_dim, critic_hidden
-        kwargs["features_extractor_class"] = HandIndex420
-        super().__init__(*args, **kwargs)
-
-    def _build_mlp_extractor(self) -> None:
-        self.mlp_extractor = KeepScorer420(self.critic_dim, self.critic_hidden)
-
-
 class OneHotInts(BaseFeaturesExtractor):
     """One-hot code of every component of an integer ``Box`` observation (each
     component ``i`` takes ``high[i] - low[i] + 1`` values), concatenated.  Suits
@@ -120,5 +62,5 @@ class OneHotInts(BaseFeaturesExtractor):
 
 # Names a checkpoint may use for its network parts; loading looks them up here
 # and nowhere else, so a checkpoint cannot name arbitrary code.
-FEATURE_EXTRACTORS = {"Hand420Features": Hand420Features, "HandIndex420": HandIndex420, "OneHotInts": OneHotInts}
-POLICY_CLASSES = {"MlpPolicy": MaskableActorCriticPolicy, "Keep420Policy": Keep420Policy}
+FEATURE_EXTRACTORS = {"Hand420Features": Hand420Features, "OneHotInts": OneHotInts}
+POLICY_CLASSES = {"MlpPolicy": MaskableActorCriticPolicy}
