@@ -10,6 +10,7 @@ hand is what lets PPO settle every close call exactly.
 from __future__ import annotations
 
 import gymnasium as gym
+import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
@@ -18,6 +19,7 @@ from envs import game420 as g
 from envs.vec420 import CODE_TO_HAND
 
 N_HANDS = len(g.HANDS)
+MASKED_LOGIT = -1e8  # what sb3-contrib's MaskableCategorical puts on illegal actions
 
 
 class Hand420Features(BaseFeaturesExtractor):
@@ -60,7 +62,77 @@ class OneHotInts(BaseFeaturesExtractor):
         return out.scatter_(1, idx, 1.0)
 
 
+class FastMlpPolicy(MaskableActorCriticPolicy):
+    """SB3's maskable actor-critic (same network, same weights, same losses),
+    doing less work per batch:
+
+    * the PPO update runs the network once per *distinct* observation of a
+      minibatch.  Dice games have few states (420: 15,876 hand pairs), so a
+      16,384-sample minibatch holds only a few thousand distinct observations;
+      their outputs are gathered back to every sample and autograd sums the
+      copies' gradients, so the loss and gradient are the plain policy's (up to
+      float rounding);
+    * choosing actions in a rollout masks the logits and samples with one
+      ``log_softmax`` and ``multinomial``, instead of building a masked
+      ``Categorical`` distribution object per step.
+
+    Checkpoints load into either class.
+    """
+
+    def __init__(self, observation_space: gym.spaces.Space, *args, **kwargs):
+        super().__init__(observation_space, *args, **kwargs)
+        self._radix: torch.Tensor | None = None  # integer Box observations: one int64 key per row
+        if isinstance(observation_space, gym.spaces.Box) and np.issubdtype(observation_space.dtype, np.integer):
+            low = observation_space.low.reshape(-1).astype(np.int64)
+            sizes = observation_space.high.reshape(-1).astype(np.int64) - low + 1
+            if float(np.prod(sizes.astype(float))) < 2.0**62:
+                radix = np.concatenate([[1], np.cumprod(sizes)[:-1]])
+                self._low, self._radix = torch.as_tensor(low), torch.as_tensor(radix)
+
+    def distinct_rows(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(the distinct rows of ``obs``, the index of each row's copy among them)."""
+        if self._radix is None:
+            return torch.unique(obs, dim=0, return_inverse=True)
+        keys = (obs.reshape(len(obs), -1).long() - self._low) @ self._radix
+        distinct, inverse = torch.unique(keys, return_inverse=True)
+        first = torch.empty(len(distinct), dtype=torch.long).scatter_(0, inverse, torch.arange(len(keys)))
+        return obs[first], inverse
+
+    def _latents(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        features = self.extract_features(obs)
+        if self.share_features_extractor:
+            return self.mlp_extractor(features)
+        pi_features, vf_features = features
+        return self.mlp_extractor.forward_actor(pi_features), self.mlp_extractor.forward_critic(vf_features)
+
+    @staticmethod
+    def _masked_log_probs(logits: torch.Tensor, action_masks) -> tuple[torch.Tensor, torch.Tensor | None]:
+        if action_masks is None:
+            return torch.log_softmax(logits, dim=-1), None
+        mask = torch.as_tensor(action_masks, dtype=torch.bool, device=logits.device).reshape(logits.shape)
+        return torch.log_softmax(torch.where(mask, logits, MASKED_LOGIT), dim=-1), mask
+
+    def forward(self, obs: torch.Tensor, deterministic: bool = False, action_masks=None):
+        latent_pi, latent_vf = self._latents(obs)
+        log_probs, _ = self._masked_log_probs(self.action_net(latent_pi), action_masks)
+        if deterministic:
+            actions = log_probs.argmax(dim=-1, keepdim=True)
+        else:
+            actions = torch.multinomial(log_probs.exp(), 1)
+        return actions.squeeze(-1), self.value_net(latent_vf), log_probs.gather(-1, actions).squeeze(-1)
+
+    def evaluate_actions(self, obs: torch.Tensor, actions: torch.Tensor, action_masks=None):
+        distinct, inverse = self.distinct_rows(obs)
+        latent_pi, latent_vf = self._latents(distinct)
+        log_probs, mask = self._masked_log_probs(self.action_net(latent_pi)[inverse], action_masks)
+        p_log_p = log_probs.exp() * log_probs
+        if mask is not None:
+            p_log_p = torch.where(mask, p_log_p, 0.0)
+        chosen = log_probs.gather(-1, actions.long().reshape(-1, 1)).squeeze(-1)
+        return self.value_net(latent_vf)[inverse], chosen, -p_log_p.sum(dim=-1)
+
+
 # Names a checkpoint may use for its network parts; loading looks them up here
 # and nowhere else, so a checkpoint cannot name arbitrary code.
 FEATURE_EXTRACTORS = {"Hand420Features": Hand420Features, "OneHotInts": OneHotInts}
-POLICY_CLASSES = {"MlpPolicy": MaskableActorCriticPolicy}
+POLICY_CLASSES = {"MlpPolicy": MaskableActorCriticPolicy, "FastMlpPolicy": FastMlpPolicy}

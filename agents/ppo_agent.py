@@ -138,7 +138,7 @@ class PPOAgent(DeterministicAgent):
 
     @torch.no_grad()
     def logits(self, obs: np.ndarray) -> np.ndarray:
-        obs_t = torch.as_tensor(np.asarray(obs), dtype=torch.float32)
+        obs_t = torch.from_numpy(np.array(obs, dtype=np.float32))
         features = self.policy.extract_features(obs_t, self.policy.pi_features_extractor)
         latent = self.policy.mlp_extractor.forward_actor(features)
         return self.policy.action_net(latent).numpy()

@@ -149,10 +149,12 @@ def evaluate(policy_a: np.ndarray, policy_b: np.ndarray, tol: float = DEFAULT_TO
 
 
 def win_probabilities(policy: np.ndarray, opponent: np.ndarray, tol: float = DEFAULT_TOL) -> tuple[float, float]:
-    """(P(win as Red), P(win as Blue)) of ``policy`` against ``opponent``."""
-    x_as_red, _ = evaluate(policy, opponent, tol)
-    x_opponent_red, _ = evaluate(opponent, policy, tol)
-    return red_win_probability(x_as_red), 1.0 - red_win_probability(x_opponent_red)
+    """(P(win as Red), P(win as Blue)) of ``policy`` against ``opponent``.
+
+    One evaluation gives both: Y, the opponent's chance when it is to move, is
+    its table as the player moving first when it holds Red."""
+    x, y = evaluate(policy, opponent, tol)
+    return red_win_probability(x), 1.0 - red_win_probability(y)
 
 
 def best_reply(opponent: np.ndarray, tol: float = DEFAULT_TOL) -> tuple[np.ndarray, np.ndarray]:
@@ -230,6 +232,21 @@ def bot_table(name: str) -> np.ndarray:
     from agents import make_agent
 
     return policy_table(make_agent("420", name))
+
+
+def suboptimal_choices(keeps: np.ndarray, tol: float = 1e-12) -> int:
+    """How many decision states in which the keep table ``keeps[h, o]`` (keep indices)
+    chooses a keep worth less than the best one against the optimal opponent.
+
+    0 means the policy is exactly optimal: it wins exactly as often as the
+    optimal bot in both seats.  It takes a table lookup, not a policy evaluation,
+    so training can ask it after every update.
+    """
+    q = solve().q  # Q[k, o]
+    cols = np.broadcast_to(np.arange(N_HANDS), keeps.shape)
+    chosen = q[keeps, cols]
+    best = _best(q)
+    return int((DECISION & (chosen < best - tol)).sum())
 
 
 def exact_strength(agent_or_table, opponents=("optimal",)) -> dict[str, tuple[float, float]]:

@@ -23,6 +23,7 @@ EVAL_TAGS = {
     "eval/vs_greedy",
     "eval/vs_foundation",
     "eval/vs_random",
+    "eval/suboptimal_choices",
 }
 
 

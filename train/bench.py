@@ -121,17 +121,14 @@ def train_preset(timesteps: int) -> float:
     from tempfile import TemporaryDirectory
 
     from train.presets import PRESETS
-    from train.run import RunConfig, make_env
-    from agents.ppo_agent import policy_class_from, policy_kwargs_from
+    from train.run import RunConfig, build_model, make_env
     import torch
-    from sb3_contrib import MaskablePPO
 
     torch.set_num_threads(1)
     preset = PRESETS["ppo-420"]
     with TemporaryDirectory() as tmp:
         config = RunConfig(preset, timesteps, 0, preset.n_envs, Path(tmp), Path(tmp), "bench")
-        model = MaskablePPO(policy_class_from(preset.policy), make_env(config), policy_kwargs=policy_kwargs_from(preset.policy),
-                            seed=0, device="cpu", **preset.ppo)
+        model = build_model(config, make_env(config))
         start = time.perf_counter()
         model.learn(timesteps)
         return model.num_timesteps / (time.perf_counter() - start)

@@ -32,8 +32,9 @@ PRESETS: dict[str, Preset] = {
             timesteps=4_000_000,
             n_envs=1024,
             opponent="optimal",
-            eval_every=131_072,
+            eval_every=262_144,
             policy={
+                "class": "FastMlpPolicy",
                 "net_arch": {"pi": [64], "vf": [64]},
                 "activation": "tanh",
                 "features_extractor": "Hand420Features",

@@ -13,12 +13,11 @@ from typing import Any, Optional
 
 import numpy as np
 import torch
-from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import VecMonitor
 
 from agents import solver420
 from agents.ppo_agent import PPOAgent, policy_class_from, policy_kwargs_from, save_policy
+from train.fast import BatchedMaskablePPO, EpisodeMonitor
 from train.presets import Preset
 
 HEURISTICS = {"420": ("greedy", "foundation", "random"), "421": ("heuristic", "greedy421", "cautious", "random")}
@@ -49,6 +48,7 @@ def _pp(diff: float) -> float:
 def evaluate_420(agent) -> dict[str, Any]:
     """Exact figures for an agent: vs optimal in each seat, gap, and vs each heuristic."""
     table = solver420.policy_table(agent)
+    suboptimal = solver420.suboptimal_choices(table.argmax(axis=2))
     figures = solver420.exact_strength(table, ("optimal", *HEURISTICS_420))
     best = solver420.solve()
     opt_red, opt_blue = best.red_win, 1.0 - best.red_win
@@ -58,6 +58,7 @@ def evaluate_420(agent) -> dict[str, Any]:
         "vs_optimal_blue": blue,
         "gap_pp_red": _pp(opt_red - red),
         "gap_pp_blue": _pp(opt_blue - blue),
+        "suboptimal_choices": suboptimal,
         "optimal": bool(opt_red - red < 5e-7 and opt_blue - blue < 5e-7),
         **{f"vs_{name}": sum(figures[name]) / 2 for name in HEURISTICS_420},
     }
@@ -80,7 +81,14 @@ def evaluate(config: "RunConfig", agent) -> dict[str, Any]:
 
 
 class ExactEvalCallback(BaseCallback):
-    """Every ``every`` steps: exact evaluation, TensorBoard ``eval/*`` tags, a checkpoint."""
+    """Every ``every`` steps: exact evaluation, TensorBoard ``eval/*`` tags, a checkpoint.
+
+    420 runs that stop once optimal also count, after every PPO update, the
+    decision states where the policy's choice is worse than the best
+    (``solver420.suboptimal_choices``, a table lookup; TensorBoard
+    ``eval/suboptimal_choices``); at 0 the full evaluation confirms it and the
+    run stops, without waiting for the next scheduled evaluation.
+    """
 
     def __init__(self, config: RunConfig, started: float):
         super().__init__()
@@ -89,19 +97,37 @@ class ExactEvalCallback(BaseCallback):
         self.next_eval = 0
         self.started = started
         self.history: list[dict[str, Any]] = []
+        self.check_each_update = config.preset.game == "420" and config.stop_when_optimal
+        self.rollout_started = False
 
     def _on_training_start(self) -> None:
         self.next_eval = self.num_timesteps  # evaluate the starting policy too
 
+    def _on_rollout_start(self) -> None:
+        self.rollout_started = True
+
+    def _suboptimal_choices(self) -> int:
+        states, obs, masks = solver420.decision_batch()
+        logits = PPOAgent.from_model(self.model, "420").logits(obs)
+        keeps = np.zeros((solver420.N_HANDS, solver420.N_HANDS), dtype=np.int64)
+        keeps[states[:, 0], states[:, 1]] = np.where(masks, logits, -np.inf).argmax(axis=1)
+        count = solver420.suboptimal_choices(keeps)
+        self.logger.record("eval/suboptimal_choices", count)
+        return count
+
     def _on_step(self) -> bool:
-        if self.num_timesteps < self.next_eval:
+        first_step, self.rollout_started = self.rollout_started, False
+        due = self.num_timesteps >= self.next_eval
+        if not due and first_step and self.check_each_update:
+            due = self._suboptimal_choices() == 0
+        if not due:
             return True
         self.next_eval = self.num_timesteps + self.every
         figures = evaluate(self.config, PPOAgent.from_model(self.model, self.config.preset.game))
         figures.update(timesteps=self.num_timesteps, wall_seconds=time.time() - self.started)
         self.history.append(figures)
         for key, value in figures.items():
-            if key.startswith(("vs_", "gap_")):
+            if key.startswith(("vs_", "gap_", "suboptimal_")):
                 self.logger.record(f"eval/{key}", value)
         self.logger.record("eval/wall_seconds", figures["wall_seconds"])
         self.logger.dump(self.num_timesteps)
@@ -145,7 +171,7 @@ def save_run(model, config: RunConfig, figures: Optional[dict[str, Any]] = None,
         "versions": versions(),
     }
     if figures is not None:
-        meta["exact"] = {k: v for k, v in figures.items() if k.startswith(("vs_", "gap_")) or k == "optimal"}
+        meta["exact"] = {k: v for k, v in figures.items() if k.startswith(("vs_", "gap_", "suboptimal_")) or k == "optimal"}
         meta["wall_seconds"] = round(figures.get("wall_seconds", 0.0), 1)
     if history:
         meta["eval_history"] = [
@@ -163,7 +189,7 @@ def make_env(config: RunConfig):
         from envs.vec420 import Vec420Env
 
         opponent = solver420.bot_table(config.preset.opponent)
-        return VecMonitor(Vec420Env(config.n_envs, opponent, seed=config.seed))
+        return EpisodeMonitor(Vec420Env(config.n_envs, opponent, seed=config.seed))
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
@@ -177,31 +203,37 @@ def make_env(config: RunConfig):
     return venv
 
 
+def build_model(config: RunConfig, env) -> BatchedMaskablePPO:
+    """The preset's MaskablePPO (``BatchedMaskablePPO``: same algorithm, leaner rollout loop)
+    on ``env``, or the saved run when resuming."""
+    if config.resume:
+        zip_path = (config.checkpoint_dir / config.name).with_suffix(".zip")
+        if not zip_path.exists():
+            raise SystemExit(f"--resume: no saved run at {zip_path} (train once without --resume first)")
+        model = BatchedMaskablePPO.load(zip_path, env=env, device="cpu")
+        print(f"resuming {zip_path} at {model.num_timesteps} steps")
+        return model
+    ppo_kwargs = dict(config.preset.ppo)
+    if config.preset.lr_final is not None:
+        start, end = ppo_kwargs["learning_rate"], config.preset.lr_final
+        ppo_kwargs["learning_rate"] = lambda progress_remaining: end + (start - end) * progress_remaining
+    return BatchedMaskablePPO(
+        policy_class_from(config.preset.policy),
+        env,
+        policy_kwargs=policy_kwargs_from(config.preset.policy),
+        tensorboard_log=str(config.logdir),
+        seed=config.seed,
+        device="cpu",
+        verbose=0,
+        **ppo_kwargs,
+    )
+
+
 def train(config: RunConfig) -> dict[str, Any]:
     torch.set_num_threads(config.torch_threads)
     started = time.time()
     env = make_env(config)
-    zip_path = (config.checkpoint_dir / config.name).with_suffix(".zip")
-    if config.resume:
-        if not zip_path.exists():
-            raise SystemExit(f"--resume: no saved run at {zip_path} (train once without --resume first)")
-        model = MaskablePPO.load(zip_path, env=env, device="cpu")
-        print(f"resuming {zip_path} at {model.num_timesteps} steps")
-    else:
-        ppo_kwargs = dict(config.preset.ppo)
-        if config.preset.lr_final is not None:
-            start, end = ppo_kwargs["learning_rate"], config.preset.lr_final
-            ppo_kwargs["learning_rate"] = lambda progress_remaining: end + (start - end) * progress_remaining
-        model = MaskablePPO(
-            policy_class_from(config.preset.policy),
-            env,
-            policy_kwargs=policy_kwargs_from(config.preset.policy),
-            tensorboard_log=str(config.logdir),
-            seed=config.seed,
-            device="cpu",
-            verbose=0,
-            **ppo_kwargs,
-        )
+    model = build_model(config, env)
     remaining = config.timesteps - model.num_timesteps
     callback = ExactEvalCallback(config, started)
     interrupted = False
@@ -253,4 +285,5 @@ def print_results(config: RunConfig, summary: dict[str, Any]) -> None:
     print("exact win probability (mean of both seats) vs each heuristic")
     for name in HEURISTICS_420:
         print(f"  vs {name:<11} {final[f'vs_{name}']:.6f}")
-    print("exactly optimal in both seats" if final["optimal"] else "not yet exactly optimal")
+    print("exactly optimal in both seats" if final["optimal"] else
+          f"not yet exactly optimal: {final['suboptimal_choices']} decision states with a worse than best choice")

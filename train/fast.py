@@ -1,0 +1,137 @@
+"""MaskablePPO without the per-game Python loops, for batched envs.
+
+SB3 steps its vectorised envs as a list of games: each step it stacks one mask
+array per game, walks every game's info dict (twice) and ``VecMonitor`` walks
+every game again.  With 1,024 games in one numpy env those loops cost more than
+the env step itself.  Here the same work is done only where something happened:
+
+* ``EpisodeMonitor``: ``VecMonitor`` with array bookkeeping; it touches the
+  info dicts of finished games only (same ``info["episode"]`` records).
+* ``BatchedMaskablePPO``: ``MaskablePPO`` whose rollout reads the masks of all
+  games in one call when the env offers ``action_masks()`` (``Vec420Env`` and
+  ``Vec421Env`` do) and looks only at finished games' infos.  Everything else
+  (the policy, the sampling, the buffer, the PPO update, callbacks, saving and
+  loading) is MaskablePPO's own; with the same seed it collects exactly the
+  same rollouts (``tests/test_train.py`` checks this).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch as th
+from gymnasium import spaces
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.buffers import MaskableDictRolloutBuffer, MaskableRolloutBuffer
+from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.utils import obs_as_tensor
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor
+
+
+class EpisodeMonitor(VecMonitor):
+    """``VecMonitor`` that updates its counters with array operations and builds
+    ``info["episode"]`` only for the games that just ended."""
+
+    def step_wait(self):
+        obs, rewards, dones, infos = self.venv.step_wait()
+        self.episode_returns += rewards
+        self.episode_lengths += 1
+        ended = np.flatnonzero(dones)
+        if len(ended):
+            infos = list(infos)
+            now = round(time.time() - self.t_start, 6)
+            for i in ended:
+                info = dict(infos[i])
+                episode = {"r": self.episode_returns[i], "l": self.episode_lengths[i], "t": now}
+                for key in self.info_keywords:
+                    episode[key] = info[key]
+                info["episode"] = episode
+                infos[i] = info
+                if self.results_writer:
+                    self.results_writer.write_row(episode)
+            self.episode_count += len(ended)
+            self.episode_returns[ended] = 0
+            self.episode_lengths[ended] = 0
+        return obs, rewards, dones, infos
+
+
+def _batched_masks(env: VecEnv):
+    """The env's ``action_masks()`` for all games at once, if it has one (else None)."""
+    try:
+        method = getattr(env, "action_masks")
+    except AttributeError:
+        return None
+    return method if callable(method) else None
+
+
+class BatchedMaskablePPO(MaskablePPO):
+    """MaskablePPO with a rollout loop that does per-game Python work only for finished games."""
+
+    def collect_rollouts(
+        self,
+        env: VecEnv,
+        callback: BaseCallback,
+        rollout_buffer: MaskableRolloutBuffer,
+        n_rollout_steps: int,
+        use_masking: bool = True,
+    ) -> bool:
+        # MaskablePPO.collect_rollouts (sb3-contrib 2.x), with the loops over games
+        # restricted to the games that ended.
+        assert isinstance(rollout_buffer, (MaskableRolloutBuffer, MaskableDictRolloutBuffer))
+        assert self._last_obs is not None, "No previous observation was provided"
+        self.policy.set_training_mode(False)
+        n_steps = 0
+        action_masks = None
+        rollout_buffer.reset()
+        if use_masking and not is_masking_supported(env):
+            raise ValueError("Environment does not support action masking. Consider using ActionMasker wrapper")
+        all_masks = _batched_masks(env)
+
+        callback.on_rollout_start()
+        while n_steps < n_rollout_steps:
+            with th.no_grad():
+                obs_tensor = obs_as_tensor(self._last_obs, self.device)  # type: ignore[arg-type]
+                if use_masking:
+                    action_masks = all_masks() if all_masks is not None else get_action_masks(env)
+                actions, values, log_probs = self.policy(obs_tensor, action_masks=action_masks)
+            actions = actions.cpu().numpy()
+            new_obs, rewards, dones, infos = env.step(actions)
+            self.num_timesteps += env.num_envs
+
+            callback.update_locals(locals())
+            if not callback.on_step():
+                return False
+
+            ended = np.flatnonzero(dones)
+            self._update_info_buffer([infos[i] for i in ended], dones[ended])
+            n_steps += 1
+            if isinstance(self.action_space, spaces.Discrete):
+                actions = actions.reshape(-1, 1)
+
+            # Timeouts: bootstrap with the value function (SB3 issue #633).
+            for idx in ended:
+                if infos[idx].get("terminal_observation") is not None and infos[idx].get("TimeLimit.truncated", False):
+                    terminal_obs = self.policy.obs_to_tensor(infos[idx]["terminal_observation"])[0]
+                    with th.no_grad():
+                        terminal_value = self.policy.predict_values(terminal_obs)[0]
+                    rewards[idx] += self.gamma * terminal_value
+
+            rollout_buffer.add(
+                self._last_obs,
+                actions,
+                rewards,
+                self._last_episode_starts,
+                values,
+                log_probs,
+                action_masks=action_masks,
+            )
+            self._last_obs = new_obs  # type: ignore[assignment]
+            self._last_episode_starts = dones
+
+        with th.no_grad():
+            values = self.policy.predict_values(obs_as_tensor(new_obs, self.device))  # type: ignore[arg-type]
+        rollout_buffer.compute_returns_and_advantage(last_values=values, dones=dones)
+        callback.on_rollout_end()
+        return True
