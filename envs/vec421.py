@@ -1,0 +1,520 @@
+"""Batched two-player 421: many games stepped at once with numpy, as an SB3 VecEnv.
+
+Same game, same observation, same masks and same rewards as
+``Dice421Env(n_players=2, opponent=X, pot=P)`` (see its docstring), but the
+state of every game is a few integer arrays and a step is array operations on
+the games that need them (about 100x the steps per second of ``Dice421Env``).
+
+**Rules come from the engine and the codec.**  Hands are ranks (indices in
+``game421.HANDS``, low to high), their token values are ``hand_value``, the
+actions are the engine's (0 = STOP, ``a`` keeps ``KEEPS[a - 1]``), the masks are
+``codec421.MASKS`` and the observation is laid out as ``codec421.observe`` lays
+it out.  Dice are real dice: a roll keeping ``KEEPS[k]`` draws ``3 - len(keep)``
+dice and the hand is the multiset, a charge round draws the first player's
+three dice then the second's, a RAMPO roll the tie maker's then the other's,
+so a scripted die sequence plays the same game here as in ``Game421`` with
+``ScriptedDice``.  Tables built once at import turn dice into ranks:
+``ROLL_RANK[code]`` for three rolled dice and ``KEEP_ROLL_RANK[k, code]`` for a
+keep plus the first ``3 - len(keep)`` rolled dice (``code = 36 d1 + 6 d2 + d3``).
+
+**State.**  Players are named relative to the agent: ``AGENT`` = 0 and ``OPP`` = 1
+(two players only), so tokens are ``tok[:, who]`` and the first player, the
+leader and the player rolling now are ``who`` numbers.  ``seat`` remembers the
+agent's seat (the scripted first-player seat is compared with it).
+
+**Stepping.**  A new game draws the agent's seat and the first player, then
+``_play_charge`` plays the whole charge: each pass, every game still in it
+rolls a pair (a charge round, or a RAMPO roll after a tie), until every pot is
+empty.  The agent's action is played on every live game at once (STOP ends the
+turn by setting ``allowed = used``), then ``_advance`` plays forced events until
+every game is at the agent's next choice or over; each pass of its loop plays,
+on the games that need it, one opponent decision and the end of every turn with
+no roll left (the follower's forced first roll, or the round's settlement and
+the next leader's first roll).  Both loops run on shrinking active subsets and
+never loop over games.  Random dice are taken from a buffer drawn in large
+chunks from the env's generator (scripted dice come from ``scripted_dice``).
+
+**Decided games.**  A game decided before the agent's first choice (in the
+charge, or in rounds where the agent had no choice, e.g. as a follower owing one
+roll) shows the observation of the finished game, a mask allowing only action 0,
+and the next step returns its reward and ``done`` (``Dice421Env``'s "decided").
+Finished games report ``infos[i]["terminal_observation"]`` and restart at once.
+
+The opponent is a ``solver421.Policy421`` (anything ``solver421.as_policy``
+accepts: a bot name, a table or an agent); one-hot tables are played as action
+lookups, others by sampling each row with the env's generator.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.vec_env import VecEnv
+
+from agents import solver421
+from envs import codec421
+from envs import game421 as g
+
+AGENT, OPP = 0, 1
+CHARGE, DISCHARGE, OVER = (codec421.PHASE_CODE[p] for p in (g.CHARGE, g.DISCHARGE, g.OVER))
+N_HANDS = len(g.HANDS)
+NO_HAND = -1
+VALUE = np.array([g.hand_value(h) for h in g.HANDS], dtype=np.int64)
+# Dice of each hand, high to low; row NO_HAND (-1, the last) is 0 0 0 ("no hand" in an observation).
+HAND_DICE = np.array([*g.HANDS, (0, 0, 0)], dtype=np.int64)
+KEEP_LEN = np.array([len(k) for k in g.KEEPS], dtype=np.int64)
+DIE_WEIGHTS = np.array([36, 6, 1], dtype=np.int64)  # code of three dice d1 d2 d3 (1..6 each)
+N_CODES = 6 * 36 + 6 * 6 + 6 + 1
+# ROLL_RANK[code]: rank of three rolled dice; KEEP_ROLL_RANK[k, code]: rank of KEEPS[k] plus the
+# first 3 - len(KEEPS[k]) of the rolled dice.  -1 where the code is not three dice.
+ROLL_RANK = np.full(N_CODES, -1, dtype=np.int64)
+KEEP_ROLL_RANK = np.full((len(g.KEEPS), N_CODES), -1, dtype=np.int64)
+for _d in np.ndindex(6, 6, 6):
+    _dice = tuple(int(v) + 1 for v in _d)
+    _code = int(np.dot(_dice, DIE_WEIGHTS))
+    ROLL_RANK[_code] = g.hand_rank(_dice)
+    for _k, _keep in enumerate(g.KEEPS):
+        KEEP_ROLL_RANK[_k, _code] = g.hand_rank(_keep + _dice[: 3 - len(_keep)])
+MASKS = codec421.MASKS  # [is_leader, hand, action]
+ONLY_STOP = codec421.legal_mask([g.STOP])
+REROLL_ALL = g.KEEPS.index(())  # the keep index of a first roll
+DICE_BUFFER = 1 << 18  # random die values drawn at a time
+# FOLLOWER_DECISION[n, r]: the Policy421 follower index of (rolls allowed n, rolls used r).
+FOLLOWER_DECISION = np.zeros((g.MAX_ROLLS + 1, g.MAX_ROLLS + 1), dtype=np.int64)
+for (_n, _r), _d in solver421.FOLLOWER_DECISION_INDEX.items():
+    FOLLOWER_DECISION[_n, _r] = _d
+
+
+# --- dice sources -------------------------------------------------------------
+
+
+class BatchDice:
+    """Where a batch of games gets its chance: ``roll(rows, count, width)`` returns
+    (len(rows), width) die values of which row i uses the first ``count`` (an int
+    or one per row); ``draw_seats(rows)`` draws each game's first player (H7)."""
+
+    def roll(self, rows: np.ndarray, count, width: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def draw_seats(self, rows: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class ScriptedBatchDice(BatchDice):
+    """Per-game scripts: game i rolls the values of ``dice[i]`` in order and draws its
+    first players from ``seats[i]`` in order (one per game played in that row), as
+    ``ScriptedDice(dice[i], seats[i])`` feeds ``Game421``."""
+
+    def __init__(self, dice: Sequence[Sequence[int]], seats: Sequence[Sequence[int] | int]):
+        if len(dice) != len(seats):
+            raise ValueError(f"give one seat script per dice script, got {len(seats)} and {len(dice)}")
+        self._dice = [[int(v) for v in s][::-1] for s in dice]
+        self._seats = [([int(s)] if np.isscalar(s) else [int(v) for v in s])[::-1] for s in seats]
+
+    def roll(self, rows, count, width):
+        counts = np.broadcast_to(count, len(rows))
+        out = np.ones((len(rows), width), dtype=np.int64)
+        for r, (row, n) in enumerate(zip(rows, counts)):
+            stream = self._dice[row]
+            if len(stream) < n:
+                raise RuntimeError(f"dice script of game {row} exhausted")
+            out[r, :n] = [stream.pop() for _ in range(n)]
+        return out
+
+    def draw_seats(self, rows):
+        out = np.zeros(len(rows), dtype=np.int64)
+        for r, row in enumerate(rows):
+            if not self._seats[row]:
+                raise RuntimeError(f"seat script of game {row} exhausted")
+            out[r] = self._seats[row].pop()
+        return out
+
+
+def scripted_dice(dice: Sequence[Sequence[int]], seats: Sequence[Sequence[int] | int]) -> ScriptedBatchDice:
+    """Scripted dice for ``Vec421Env(dice=...)``: game i plays like
+    ``Game421(2, pot, dice=ScriptedDice(dice[i], seats[i]))``."""
+    return ScriptedBatchDice(dice, seats)
+
+
+# --- the env --------------------------------------------------------------------
+
+
+class Vec421Env(VecEnv):
+    """``num_envs`` two-player games of 421 against one opponent policy, for SB3.
+
+    Arguments: ``num_envs``; ``opponent``: anything ``solver421.as_policy(opponent,
+    pot)`` accepts (a bot name such as ``"optimal"``, a ``Policy421``, an agent);
+    ``pot``: tokens in the pot (default 15); ``agent_seat``: 0, 1 or ``"random"``
+    (drawn per game); ``seed``; ``dice``: a ``BatchDice`` (default: the seeded
+    generator; ``scripted_dice`` for tests).  Illegal actions raise
+    ``game421.IllegalAction``.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        opponent: Any = "optimal",
+        pot: int = 15,
+        agent_seat: int | str = "random",
+        seed: Optional[int] = None,
+        dice: Optional[BatchDice] = None,
+    ):
+        if not (agent_seat == "random" or (isinstance(agent_seat, (int, np.integer))
+                                           and not isinstance(agent_seat, bool) and agent_seat in (0, 1))):
+            raise ValueError(f"agent_seat must be 0, 1 or 'random', got {agent_seat!r}")
+        if not isinstance(pot, (int, np.integer)) or pot < 1:
+            raise ValueError(f"pot must be a positive number of tokens, got {pot!r}")
+        self.render_mode = None
+        self.pot = int(pot)
+        low, high = codec421.observation_bounds(self.pot)
+        super().__init__(
+            num_envs,
+            spaces.Box(low, high, shape=(codec421.OBS_SIZE,), dtype=np.int64),
+            spaces.Discrete(g.N_ACTIONS),
+        )
+        self.set_opponent(opponent)
+        self.agent_seat = agent_seat
+        self.rng = np.random.default_rng(seed)
+        self._dice_override = dice
+        self._buffer, self._buffer_rng, self._buffer_pos = np.zeros(0, dtype=np.int64), None, 0
+        n = num_envs
+        self.seat = np.zeros(n, dtype=np.int64)  # the agent's seat
+        self.phase = np.full(n, OVER, dtype=np.int64)
+        self.pot_left = np.zeros(n, dtype=np.int64)
+        self.tok = np.zeros((n, 2), dtype=np.int64)  # [game, who]
+        self.first = np.zeros(n, dtype=np.int64)  # who plays first in the charge
+        self.leader = np.full(n, -1, dtype=np.int64)  # who leads the discharge round (-1: none yet)
+        self.cur = np.full(n, -1, dtype=np.int64)  # who is rolling (-1: nobody)
+        self.hand = np.full(n, NO_HAND, dtype=np.int64)  # the roller's hand
+        self.used = np.zeros(n, dtype=np.int64)
+        self.allowed = np.zeros(n, dtype=np.int64)
+        self.n_lead = np.zeros(n, dtype=np.int64)  # rolls the leader used (0 while it is on)
+        self.played = np.full((n, 2), NO_HAND, dtype=np.int64)  # [game, who]: hand played this round
+        self.outcome = np.zeros(n)  # +1 agent won, -1 agent lost, once over
+        self._actions: Optional[np.ndarray] = None
+
+    # --- opponent -------------------------------------------------------------
+    def set_opponent(self, opponent: Any) -> None:
+        """Replace the opponent (anything ``solver421.as_policy`` takes), e.g. for self-play."""
+        policy = solver421.as_policy(opponent, self.pot)
+        policy.check()
+        self.opponent_policy = policy
+        used = slice(1, self.pot)  # rows t = 0 and t = pot are never asked
+        one_hot = all(np.all((t[used] == 0) | (t[used] == 1)) for t in (policy.leader, policy.follower))
+        if one_hot:
+            self._lead_act = policy.leader.argmax(-1)  # (pot + 1, 2, 56)
+            self._foll_act = policy.follower.argmax(-1)  # (pot + 1, 3, 56, 56)
+        else:
+            self._lead_act = self._foll_act = None
+
+    def _opponent_actions(self, rows: np.ndarray) -> np.ndarray:
+        t, h, u = self.tok[rows, OPP], self.hand[rows], self.used[rows]
+        leads = self.leader[rows] == OPP
+        d = FOLLOWER_DECISION[self.allowed[rows], u]
+        L = self.played[rows, AGENT]  # the agent led and played, when the opponent follows
+        if self._lead_act is not None:  # the unused lookup of each row reads a harmless entry
+            return np.where(leads, self._lead_act[t, u - 1, h], self._foll_act[t, d, L, h])
+        probs = np.empty((len(rows), g.N_ACTIONS))
+        probs[leads] = self.opponent_policy.leader[t[leads], u[leads] - 1, h[leads]]
+        f = ~leads
+        probs[f] = self.opponent_policy.follower[t[f], d[f], L[f], h[f]]
+        cdf = np.cumsum(probs, axis=1)
+        x = self.rng.random(len(rows)) * cdf[:, -1]
+        return (cdf < x[:, None]).sum(axis=1)
+
+    # --- dice -----------------------------------------------------------------
+    def _dice(self, rows: np.ndarray, count, width: int) -> np.ndarray:
+        """(len(rows), width) die values, of which row i uses the first ``count`` (int or per row)."""
+        if self._dice_override is not None:
+            return self._dice_override.roll(rows, count, width)
+        # Random dice come from a buffer drawn from self.rng in large chunks: the same i.i.d.
+        # dice as one draw per call, without the per-call cost of Generator.integers.
+        n = len(rows) * width
+        if self._buffer_rng is not self.rng or self._buffer_pos + n > len(self._buffer):
+            self._buffer = self.rng.integers(1, 7, size=max(DICE_BUFFER, n))
+            self._buffer_rng, self._buffer_pos = self.rng, 0
+        start = self._buffer_pos
+        self._buffer_pos += n
+        return self._buffer[start:start + n].reshape(-1, width)
+
+    def _roll_pair(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Two players roll all three dice once, one after the other: their ranks."""
+        ranks = ROLL_RANK[self._dice(rows, 6, 6).reshape(-1, 3) @ DIE_WEIGHTS].reshape(-1, 2)
+        return ranks[:, 0], ranks[:, 1]
+
+    def _roll_keeps(self, rows: np.ndarray, keeps) -> None:
+        """The rollers keep ``KEEPS[keeps]`` (indices into KEEPS) and roll the other dice."""
+        d = self._dice(rows, 3 - KEEP_LEN[keeps], 3)
+        self.hand[rows] = KEEP_ROLL_RANK[keeps, d @ DIE_WEIGHTS]
+        self.used[rows] += 1
+
+    def _first_rolls(self, rows: np.ndarray, who: np.ndarray, allowed) -> None:
+        """Turns begin: ``who`` rolls all three dice (no choice) and owes ``allowed`` rolls."""
+        self.cur[rows] = who
+        self.allowed[rows] = allowed
+        self.used[rows] = 0
+        self._roll_keeps(rows, REROLL_ALL)
+
+    def _rampo(self, rows: np.ndarray, first_roller: np.ndarray) -> np.ndarray:
+        """H6 for two players: who loses the RAMPO.  ``first_roller`` (the tie maker)
+        rolls first; on a new tie the other, who made it, rolls first."""
+        loser = np.empty(len(rows), dtype=np.int64)
+        idx = np.arange(len(rows))
+        fr = first_roller
+        while len(idx):
+            a, b = self._roll_pair(rows[idx])
+            done = a != b
+            loser[idx[done]] = np.where(a < b, fr, 1 - fr)[done]
+            idx, fr = idx[~done], 1 - fr[~done]
+        return loser
+
+    def _lower_receives(self, rows, first, h_first, h_second):
+        """A discharge round's exchange: who receives (the lower hand; on a tie the loser
+        of a RAMPO in which the other player, who made the tie, rolls first) and how many
+        tokens are due (the higher hand's value; 1 after a RAMPO).  ``first`` played
+        ``h_first`` first, the other player ``h_second``."""
+        receiver = np.where(h_first < h_second, first, 1 - first)
+        due = VALUE[np.maximum(h_first, h_second)]
+        tie = np.flatnonzero(h_first == h_second)
+        if len(tie):
+            receiver[tie] = self._rampo(rows[tie], 1 - first[tie])
+            due[tie] = 1
+        return receiver, due
+
+    # --- game mechanics on a subset of games ---------------------------------
+    def _play_charge(self, rows: np.ndarray) -> None:
+        """H2/H3/H6/H7: charge rounds until each pot is empty; then the game is over if one
+        player holds every token, else the last taker leads the discharge.
+
+        Each pass, every game still in the charge rolls a pair: a charge round (the first
+        player, then the second; the lower takes the higher's value from the pot) or a
+        RAMPO roll after a tie (the tie maker, who rolled second, first; the lower takes 1).
+        """
+        first = self.first[rows]
+        roller = first.copy()  # who rolls first in the next pair
+        rampo = np.zeros(len(rows), dtype=bool)  # the next pair is a RAMPO roll
+        pot = np.full(len(rows), self.pot)
+        first_tokens = np.zeros(len(rows), dtype=np.int64)
+        taker = np.empty(len(rows), dtype=np.int64)
+        idx = np.arange(len(rows))
+        while len(idx):
+            a, b = self._roll_pair(rows[idx])
+            who = roller[idx]
+            lower = np.where(a < b, who, 1 - who)
+            due = np.where(rampo[idx], 1, VALUE[np.maximum(a, b)])
+            tie = a == b
+            rampo[idx] = tie
+            roller[idx] = np.where(tie, 1 - who, first[idx])  # the later of the tied made the tie
+            left = pot[idx]
+            amount = np.where(tie, 0, np.minimum(due, left))
+            pot[idx] = left - amount
+            first_tokens[idx] += np.where(lower == first[idx], amount, 0)
+            taker[idx] = lower
+            idx = idx[amount < left]
+        self.tok[rows, first] = first_tokens
+        self.tok[rows, 1 - first] = self.pot - first_tokens
+        self.pot_left[rows] = 0
+        over = (first_tokens == 0) | (first_tokens == self.pot)
+        self._game_over(rows[over])
+        going = ~over
+        self.phase[rows[going]] = DISCHARGE
+        self._start_rounds(rows[going], taker[going])
+
+    def _start_rounds(self, rows: np.ndarray, leader: np.ndarray) -> None:
+        if not len(rows):
+            return
+        self.leader[rows] = leader
+        self.played[rows] = NO_HAND
+        self.n_lead[rows] = 0
+        self._first_rolls(rows, leader, g.MAX_ROLLS)
+
+    def _play(self, rows: np.ndarray, actions: np.ndarray) -> None:
+        """The rollers play legal ``actions``: STOP ends the turn (no roll left), a keep rolls."""
+        stop = actions == g.STOP
+        if stop.any():
+            self.allowed[rows[stop]] = self.used[rows[stop]]
+            keep = ~stop
+            rows, actions = rows[keep], actions[keep]
+        if len(rows):
+            self._roll_keeps(rows, actions - 1)
+
+    def _end_turns(self, rows: np.ndarray) -> None:
+        """Turns with no roll left: the leader's ends and the follower's begins (n rolls,
+        the first forced); the follower's ends and the round is settled."""
+        who = self.cur[rows]
+        self.played[rows, who] = self.hand[rows]
+        leads = who == self.leader[rows]
+        r = rows[leads]
+        if len(r):
+            n = self.used[r]
+            self.n_lead[r] = n
+            self._first_rolls(r, 1 - who[leads], n)
+        if len(r) < len(rows):
+            self._finish_rounds(rows[~leads])
+
+    def _finish_rounds(self, rows: np.ndarray) -> None:
+        """H4/H5/H6: the higher hand gives the lower its value (capped); the receiver leads next."""
+        leader = self.leader[rows]
+        L, F = self.played[rows, leader], self.played[rows, 1 - leader]
+        receiver, due = self._lower_receives(rows, leader, L, F)
+        giver = 1 - receiver
+        held = self.tok[rows, giver]
+        amount = np.minimum(due, held)
+        self.tok[rows, giver] = held - amount
+        self.tok[rows, receiver] += amount
+        over = amount == held
+        if over.any():
+            r = rows[over]
+            self.cur[r], self.hand[r], self.used[r], self.allowed[r] = -1, NO_HAND, 0, 0
+            self._game_over(r)
+            going = ~over
+            rows, receiver = rows[going], receiver[going]
+        self._start_rounds(rows, receiver)
+
+    def _game_over(self, rows: np.ndarray) -> None:
+        self.phase[rows] = OVER
+        self.outcome[rows] = np.where(self.tok[rows, AGENT] == 0, 1.0, -1.0)
+
+    def _advance(self, rows: np.ndarray) -> None:
+        """Play the opponent's choices and the forced events of the discharge until each
+        game is at the agent's choice or over."""
+        active = rows
+        while len(active):
+            cur, used, allowed = self.cur[active], self.used[active], self.allowed[active]
+            opp = (cur == OPP) & (used < allowed)
+            if opp.any():
+                r = active[opp]
+                self._play(r, self._opponent_actions(r))
+                used, allowed = self.used[active], self.allowed[active]
+            ended = used == allowed
+            if ended.any():
+                self._end_turns(active[ended])
+                cur, used, allowed = self.cur[active], self.used[active], self.allowed[active]
+            # Over games have nobody rolling (cur = -1); the agent's choices wait for a step.
+            active = active[(cur == OPP) | ((cur == AGENT) & (used == allowed))]
+
+    def _new_games(self, rows: np.ndarray) -> None:
+        """H7: seats, the first player, the whole charge, then play up to the agent's first choice."""
+        n = len(rows)
+        if self.agent_seat == "random":
+            self.seat[rows] = self.rng.integers(2, size=n)
+        else:
+            self.seat[rows] = self.agent_seat
+        first_seat = (self.rng.integers(2, size=n) if self._dice_override is None
+                      else self._dice_override.draw_seats(rows))
+        self.first[rows] = np.where(first_seat == self.seat[rows], AGENT, OPP)
+        self.phase[rows] = CHARGE
+        self.pot_left[rows] = self.pot
+        self.tok[rows] = 0
+        self.leader[rows] = self.cur[rows] = -1
+        self.hand[rows] = NO_HAND
+        self.used[rows] = self.allowed[rows] = self.n_lead[rows] = 0
+        self.played[rows] = NO_HAND
+        self.outcome[rows] = 0.0
+        self._play_charge(rows)
+        self._advance(rows[self.phase[rows] == DISCHARGE])
+
+    # --- VecEnv API ----------------------------------------------------------
+    @property
+    def pending(self) -> np.ndarray:
+        """Per game: the reward of a game decided before the agent's next choice, else 0."""
+        return np.where(self.phase == OVER, self.outcome, 0.0)
+
+    def reset(self):
+        if self._seeds[0] is not None:
+            self.rng = np.random.default_rng(self._seeds[0])
+        self._reset_seeds()
+        self._new_games(np.arange(self.num_envs))
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        return self._obs()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+
+    def step_wait(self):
+        actions = self._actions
+        live = np.flatnonzero(self.phase != OVER)
+        if len(live):
+            a = actions[live]
+            in_range = (a >= 0) & (a < g.N_ACTIONS)
+            legal = in_range & MASKS[(self.leader[live] == AGENT).astype(np.int64), self.hand[live],
+                                     np.where(in_range, a, 0)]
+            if not legal.all():
+                self._raise_illegal(live[~legal][0], int(a[~legal][0]))
+            self._play(live, a)
+            self._advance(live)
+        rewards = self.outcome.astype(np.float32)  # 0 unless over: decided games and games just ended
+        dones = self.phase == OVER
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        done_rows = np.flatnonzero(dones)
+        if len(done_rows):
+            terminal = self._obs(done_rows)
+            for i, row in enumerate(done_rows):
+                infos[row]["terminal_observation"] = terminal[i]
+            self._new_games(done_rows)
+        return self._obs(), rewards, dones, infos
+
+    def _raise_illegal(self, row: int, action: int) -> None:
+        is_leader = bool(self.leader[row] == AGENT)
+        hand = g.HANDS[self.hand[row]]
+        legal = np.flatnonzero(MASKS[int(is_leader), self.hand[row]])
+        role = "leader" if is_leader else f"follower owing {self.allowed[row]} rolls"
+        what = g.describe_action(action) if 0 <= action < g.N_ACTIONS else f"not in 0..{g.N_ACTIONS - 1}"
+        options = ", ".join(f"{x}={g.describe_action(x)}" for x in legal)
+        raise g.IllegalAction(
+            f"game {row}: action {action} ({what}) is not legal: the agent ({role}) holds {g.hand_str(hand)} "
+            f"after roll {self.used[row]}; legal actions: {options}"
+        )
+
+    def _obs(self, rows: Optional[np.ndarray] = None) -> np.ndarray:
+        """``codec421.observe(game, agent seat)`` for each game (at a decision or over)."""
+        rows = np.arange(self.num_envs) if rows is None else rows
+        c = codec421
+        obs = np.zeros((len(rows), c.OBS_SIZE), dtype=np.int64)
+        rolling = self.cur[rows] == AGENT
+        obs[:, c.HAND] = HAND_DICE[np.where(rolling, self.hand[rows], NO_HAND)]
+        obs[:, c.ROLLS_USED] = np.where(rolling, self.used[rows], 0)
+        obs[:, c.ROLLS_ALLOWED] = np.where(rolling, self.allowed[rows], 0)
+        leads = self.leader[rows] == AGENT
+        obs[:, c.IS_LEADER] = leads
+        obs[:, c.LEADER_ROLLS] = np.where(leads, 0, self.n_lead[rows])
+        other = c.OTHERS_START  # slot 0: the opponent (slot 1 stays zeros with two players)
+        opp_hand = self.played[rows, OPP]
+        opp_tokens = self.tok[rows, OPP]
+        obs[:, other + c.O_PLAYED] = opp_hand != NO_HAND
+        obs[:, other + 1: other + 4] = HAND_DICE[opp_hand]
+        obs[:, other + c.O_TOKENS] = opp_tokens
+        obs[:, other + c.O_IN_GAME] = opp_tokens > 0  # observed only in discharge or at the end
+        obs[:, other + c.O_IS_LEADER] = self.leader[rows] == OPP
+        obs[:, c.TOKENS] = self.tok[rows, AGENT]
+        obs[:, c.POT] = self.pot_left[rows]
+        obs[:, c.PHASE] = self.phase[rows]
+        obs[:, c.N_PLAYERS] = 2
+        return obs
+
+    def action_masks(self) -> np.ndarray:
+        """(num_envs, 29): ``codec421.MASKS[is_leader, hand]`` at a decision, only 0 in a decided game."""
+        over = self.phase == OVER
+        masks = MASKS[(self.leader == AGENT).astype(np.int64), self.hand]
+        masks[over] = ONLY_STOP
+        return masks
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        return [getattr(self, attr_name) for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+        if method_name == "action_masks":
+            return list(self.action_masks()[list(self._get_indices(indices))])
+        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        return [result for _ in self._get_indices(indices)]
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]

@@ -1,0 +1,260 @@
+"""Vec421Env, the batched two-player 421, against the engine (Dice421Env) and the exact solver."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.utils import get_action_masks
+
+from agents import solver421
+from envs import codec421
+from envs import game421 as g
+from envs.dice import ScriptedDice
+from envs.dice421_env import Dice421Env
+from envs.vec421 import Vec421Env, scripted_dice
+
+RANK_ARRAY = np.zeros((7, 7, 7), dtype=np.int64)  # [dice high to low] -> rank (0 for no hand)
+for _rank, _hand in enumerate(g.HANDS):
+    RANK_ARRAY[_hand] = _rank
+OTHER_HAND = slice(codec421.OTHERS_START + 1, codec421.OTHERS_START + 4)
+OTHER_IS_LEADER = codec421.OTHERS_START + codec421.O_IS_LEADER
+
+
+def pick_legal(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
+    """A uniformly random legal action per row."""
+    return (rng.random(masks.shape) * masks).argmax(axis=1)
+
+
+# --- the same games as the engine ---------------------------------------------------
+
+
+@pytest.mark.parametrize("pot, n_games, n_steps", [(15, 100, 45), (3, 100, 30)])
+def test_plays_the_same_scripted_games_as_the_engine_env(pot, n_games, n_steps):
+    """Row i of the batched env and a Dice421Env fed ``ScriptedDice(dice[i], seats[i])`` play the
+    same successive games: observations, masks, rewards, dones and terminal observations."""
+    rng = np.random.default_rng(pot)
+    dice = [rng.integers(1, 7, size=6000).tolist() for _ in range(n_games)]
+    seats = [rng.integers(2, size=200).tolist() for _ in range(n_games)]
+    venv = Vec421Env(n_games, "optimal", pot=pot, agent_seat="random", seed=7, dice=scripted_dice(dice, seats))
+    engine_dice = [ScriptedDice(dice[i], seats[i]) for i in range(n_games)]
+    envs = [Dice421Env(opponent="optimal", pot=pot) for _ in range(n_games)]
+
+    def engine_reset(i):
+        obs, info = envs[i].reset(seed=i, options={"dice": engine_dice[i], "agent_seat": int(venv.seat[i])})
+        return obs, info
+
+    obs = venv.reset()
+    infos_e = []
+    for i in range(n_games):
+        obs_e, info = engine_reset(i)
+        assert np.array_equal(obs[i], obs_e), i
+        infos_e.append(info)
+    chooser = np.random.default_rng(1)
+    games = decided_games = charge_decided = 0
+    for _ in range(n_steps):
+        masks = venv.action_masks()
+        for i in range(n_games):
+            assert np.array_equal(masks[i], envs[i].action_masks()), i
+            assert (venv.pending[i] != 0) == infos_e[i]["decided"], i
+        actions = pick_legal(chooser, masks)
+        decided = venv.pending != 0
+        obs, rewards, dones, infos = venv.step(actions)
+        assert obs.dtype == np.int64 and rewards.dtype == np.float32
+        for i in range(n_games):
+            obs_e, reward_e, terminated, truncated, infos_e[i] = envs[i].step(int(actions[i]))
+            assert (rewards[i], dones[i], truncated) == (reward_e, terminated, False), i
+            if terminated:
+                assert np.array_equal(infos[i]["terminal_observation"], obs_e), i
+                games += 1
+                decided_games += int(decided[i])
+                charge_decided += int(obs_e[codec421.IS_LEADER] == 0 and obs_e[OTHER_IS_LEADER] == 0)
+                obs_e, infos_e[i] = engine_reset(i)
+            else:
+                assert "terminal_observation" not in infos[i]
+            assert np.array_equal(obs[i], obs_e), i
+    assert games >= 200
+    # Both kinds of game happen: decided before the agent's first choice, and played.
+    assert 0 < decided_games < games and charge_decided > 0
+
+
+def test_worked_example_of_the_rules_replays():
+    """RULES.md's worked example (pot 5): the agent is P1 (seat 0, plays first) and makes the
+    example's keeps (5-4-1 -> keep 4-1 -> 6-4-1 -> keep 4-1 -> 4-4-1); the optimal bot is P2."""
+    rolls = [int(c) for c in "211 551  643 541  621 621  642 632  642 113  541 6 4  111 4 4" if c.isdigit()]
+    venv = Vec421Env(1, "optimal", pot=5, agent_seat=0, dice=scripted_dice([rolls + [6, 5, 4, 3, 2, 1] * 20], [[0, 0]]))
+    env = Dice421Env(opponent="optimal", pot=5)
+    obs = venv.reset()
+    obs_e, _ = env.reset(options={"dice": ScriptedDice(rolls + [6, 5, 4, 3, 2, 1] * 20, [0, 0]), "agent_seat": 0})
+    assert np.array_equal(obs[0], obs_e)
+    o = codec421.decode(obs[0])
+    # Charge: P2 takes 2 and 1, P1 takes the RAMPO token and the last one; P1 leads the discharge.
+    assert (o.tokens, o.others[0].tokens, o.is_leader, o.hand, o.rolls_used) == (2, 3, True, (5, 4, 1), 1)
+    keep41 = g.action_for_keep((4, 1))
+    obs, rewards, dones, _ = venv.step(np.array([keep41]))
+    obs_e, *_ = env.step(keep41)
+    assert np.array_equal(obs[0], obs_e) and codec421.decode(obs[0]).hand == (6, 4, 1)
+    obs, rewards, dones, infos = venv.step(np.array([keep41]))
+    obs_e, reward_e, *_ = env.step(keep41)
+    # P2 holds 1-1-1, keeps 1-1 twice (4, 4): its 1-1-4 beats 4-4-1 and it gives all 3 tokens.
+    end = codec421.decode(infos[0]["terminal_observation"])
+    assert np.array_equal(infos[0]["terminal_observation"], obs_e)
+    assert (rewards[0], dones[0], reward_e) == (-1.0, True, -1.0)
+    assert (end.tokens, end.others[0].tokens, end.others[0].hand, end.phase) == (5, 0, (4, 1, 1), g.OVER)
+    assert not end.others[0].in_game and end.is_leader and end.others[0].played
+
+
+# --- against the exact solver -------------------------------------------------------
+
+
+def table_actions(lead_actions: np.ndarray, follow_actions: np.ndarray, obs: np.ndarray) -> np.ndarray:
+    """The actions of a one-hot policy (``Policy421`` tables, argmax taken) at observed two-player
+    decisions (0 where the game is over)."""
+    t, r, n = obs[:, codec421.TOKENS], obs[:, codec421.ROLLS_USED], obs[:, codec421.ROLLS_ALLOWED]
+    h = RANK_ARRAY[obs[:, 0], obs[:, 1], obs[:, 2]]
+    L = RANK_ARRAY[obs[:, OTHER_HAND.start], obs[:, OTHER_HAND.start + 1], obs[:, OTHER_HAND.start + 2]]
+    d = np.where(n == 2, 0, np.where(r == 1, 1, 2))  # FOLLOWER_DECISIONS: (2, 1), (3, 1), (3, 2)
+    assert solver421.FOLLOWER_DECISIONS == ((2, 1), (3, 1), (3, 2))
+    lead = lead_actions[t, np.maximum(r - 1, 0), h]
+    follow = follow_actions[t, d, L, h]
+    deciding = obs[:, codec421.PHASE] == codec421.PHASE_CODE[g.DISCHARGE]
+    return np.where(deciding, np.where(obs[:, codec421.IS_LEADER] == 1, lead, follow), 0)
+
+
+def mixture(name: str, a: solver421.Policy421, b: solver421.Policy421, w: float) -> solver421.Policy421:
+    """Plays ``a`` with probability ``w`` and ``b`` otherwise, at each decision."""
+    return solver421.Policy421(a.pot, w * a.leader + (1 - w) * b.leader, w * a.follower + (1 - w) * b.follower, name)
+
+
+@pytest.mark.parametrize("agent, opponent, pot, n_games", [
+    ("greedy421", "optimal", 5, 30_000),  # a deterministic opponent, played by table lookups
+    ("optimal", "mixed", 15, 20_000),  # a stochastic opponent, sampled by the env
+])
+def test_outcome_frequencies_match_the_exact_solver(agent, opponent, pot, n_games):
+    """The agent plays a bot's table from what it observes; its win rate and the rate of
+    games decided in the charge match the exact figures within 4 standard errors."""
+    agent_table = solver421.bot_table(agent, pot)
+    if opponent == "mixed":  # optimal 70%, uniformly random 30%
+        opponent = mixture("mixed", solver421.bot_table("optimal", pot), solver421.bot_table("random", pot), 0.7)
+    exact = solver421.evaluate(agent_table, solver421.as_policy(opponent, pot))
+    lead_actions, follow_actions = agent_table.leader.argmax(-1), agent_table.follower.argmax(-1)
+    charge = solver421.charge_outcomes(pot)[:, pot].sum()  # P(the charge decides the game)
+    n_envs = 2048
+    venv = Vec421Env(n_envs, opponent, pot=pot, seed=3)
+    obs = venv.reset()
+    # Count the first games_per_row games of every row: counting games until a total is reached
+    # would favour short games (those still running at the end are longer than average).
+    games_per_row = -(-n_games // n_envs)
+    counted = np.zeros(n_envs, dtype=np.int64)
+    wins = charge_decided = 0
+    while counted.min() < games_per_row:
+        obs, rewards, dones, infos = venv.step(table_actions(lead_actions, follow_actions, obs))
+        for i in np.flatnonzero(dones & (counted < games_per_row)):
+            end = infos[i]["terminal_observation"]
+            charge_decided += int(end[codec421.IS_LEADER] == 0 and end[OTHER_IS_LEADER] == 0)
+            wins += int(rewards[i] > 0)
+            counted[i] += 1
+    games = int(counted.sum())
+    for observed, p in ((wins / games, exact), (charge_decided / games, charge)):
+        assert abs(observed - p) < 4 * (p * (1 - p) / games) ** 0.5 + 1e-9, (observed, p, games)
+
+
+# --- API --------------------------------------------------------------------------
+
+
+def test_same_seed_same_games():
+    a, b = Vec421Env(32, "optimal", seed=3), Vec421Env(32, "optimal", seed=3)
+    oa, ob = a.reset(), b.reset()
+    c = Vec421Env(32, "optimal", seed=4)
+    assert not np.array_equal(oa, c.reset())
+    chooser = np.random.default_rng(0)
+    for _ in range(40):
+        assert np.array_equal(oa, ob)
+        masks = a.action_masks()
+        assert np.array_equal(masks, b.action_masks())
+        actions = pick_legal(chooser, masks)
+        oa, ra, da, _ = a.step(actions)
+        ob, rb, db, _ = b.step(actions)
+        assert np.array_equal(ra, rb) and np.array_equal(da, db)
+    # seed() then reset() restarts the same games.
+    a.seed(3)
+    assert np.array_equal(a.reset(), Vec421Env(32, "optimal", seed=3).reset())
+
+
+def test_masks_observations_and_decided_games():
+    venv = Vec421Env(256, "optimal", pot=3, seed=0)
+    obs = venv.reset()
+    low, high = codec421.observation_bounds(3)
+    assert venv.observation_space.contains(obs[0]) and np.all(obs >= low) and np.all(obs <= high)
+    masks = venv.action_masks()
+    assert masks.shape == (256, g.N_ACTIONS) and masks.dtype == bool
+    decided = venv.pending != 0
+    assert decided.any() and (~decided).any()
+    assert np.all(masks[decided] == codec421.legal_mask([g.STOP]))
+    assert np.all(obs[decided, codec421.PHASE] == codec421.PHASE_CODE[g.OVER])
+    for i in np.flatnonzero(~decided):
+        o = codec421.decode(obs[i])
+        assert np.array_equal(masks[i], codec421.action_mask(o.hand, o.is_leader))
+        assert np.array_equal(masks[i], codec421.mask_of(obs[i]))
+    # MaskablePPO reads the masks through env_method("action_masks").
+    assert np.array_equal(get_action_masks(venv), masks)
+    assert np.array_equal(np.stack(venv.env_method("action_masks", indices=[3, 5])), masks[[3, 5]])
+    # Decided games end at the next step with their reward; their final observation is the terminal one.
+    pending = venv.pending.copy()
+    assert set(np.unique(pending[decided])) <= {-1.0, 1.0}
+    _, rewards, dones, infos = venv.step(pick_legal(np.random.default_rng(0), masks))
+    assert np.all(dones[decided]) and np.array_equal(rewards[decided], pending[decided])
+    assert np.all(np.abs(rewards[dones]) == 1) and np.all(rewards[~dones] == 0)
+    for i in np.flatnonzero(dones):
+        assert np.array_equal(infos[i]["terminal_observation"], obs[i]) == bool(decided[i])
+        assert infos[i]["terminal_observation"][codec421.PHASE] == codec421.PHASE_CODE[g.OVER]
+
+
+def test_illegal_actions_raise():
+    venv = Vec421Env(8, "optimal", seed=1)
+    venv.reset()
+    masks = venv.action_masks()
+    live = np.flatnonzero(venv.pending == 0)
+    actions = masks.argmax(axis=1)
+    actions[live[0]] = int(np.flatnonzero(~masks[live[0]])[0])
+    with pytest.raises(g.IllegalAction, match=f"game {live[0]}: action"):
+        venv.step(actions)
+    actions[live[0]] = g.N_ACTIONS
+    with pytest.raises(g.IllegalAction, match="legal actions"):
+        venv.step(actions)
+
+
+def test_arguments_and_opponents():
+    with pytest.raises(ValueError):
+        Vec421Env(2, agent_seat=2)
+    with pytest.raises(ValueError):
+        Vec421Env(2, pot=0)
+    for seat in (0, 1):
+        venv = Vec421Env(64, "random" if seat else solver421.bot_table("optimal", 15), agent_seat=seat, seed=2)
+        venv.reset()
+        assert np.all(venv.seat == seat)
+    venv = Vec421Env(512, "random", seed=2)
+    venv.reset()
+    assert 0.4 < venv.seat.mean() < 0.6 and 0.4 < (venv.first == 0).mean() < 0.6
+    venv.set_opponent("optimal")
+    assert venv.opponent_policy.name == "optimal"
+    with pytest.raises(ValueError):
+        venv.set_opponent(solver421.bot_table("optimal", 5))
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Tiny networks train fastest on one thread (and do not fight a busy machine for cores)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_maskable_ppo_learns_a_little(one_torch_thread):
+    venv = Vec421Env(8, "optimal", seed=0)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=64, seed=0, device="cpu")
+    model.learn(256)
+    assert model.num_timesteps >= 256
