@@ -55,30 +55,39 @@ def env_420_single(seconds: float) -> float:
     return _single_env(Dice420Env(opponent="optimal"), _random_legal(), seconds)
 
 
-def env_420_batched(seconds: float, n_envs: int = 1024) -> float:
+def _batched_env(venv, seconds: float) -> float:
+    """Steps/s of a batched env, a random legal action per game (vectorised)."""
     import numpy as np
 
-    from agents import solver420
-    from envs.vec420 import Vec420Env
-
-    venv = Vec420Env(n_envs, solver420.solve().policy, seed=0)
     venv.reset()
     rng = np.random.default_rng(0)
 
     def run():
         masks = venv.action_masks()
-        # a random legal action per game, vectorised
         scores = np.where(masks, rng.random(masks.shape), -1.0)
         venv.step(scores.argmax(axis=1))
-        return n_envs
+        return venv.num_envs
 
     return _timed(run, seconds)
+
+
+def env_420_batched(seconds: float, n_envs: int = 1024) -> float:
+    from agents import solver420
+    from envs.vec420 import Vec420Env
+
+    return _batched_env(Vec420Env(n_envs, solver420.solve().policy, seed=0), seconds)
 
 
 def env_421_single(seconds: float) -> float:
     from envs.dice421_env import Dice421Env
 
     return _single_env(Dice421Env(opponent="optimal", n_players=2), _random_legal(), seconds)
+
+
+def env_421_batched(seconds: float, n_envs: int = 1024) -> float:
+    from envs.vec421 import Vec421Env
+
+    return _batched_env(Vec421Env(n_envs, "optimal", seed=0), seconds)
 
 
 def env_blackjack(seconds: float) -> float:
@@ -163,6 +172,7 @@ MEASURES = {
     "420 single env (Dice420-v0)": env_420_single,
     "420 batched env (Vec420Env, 1024 games)": env_420_batched,
     "421 single env (Dice421-v0, vs optimal)": env_421_single,
+    "421 batched env (Vec421Env, 1024 games)": env_421_batched,
     "Blackjack-v1 (gymnasium)": env_blackjack,
     "OpenSpiel pig (C++)": env_pig,
     "train ppo-420 preset (batched)": train_preset,
@@ -203,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     for peer in ("420 single env (Dice420-v0)", "Blackjack-v1 (gymnasium)", "OpenSpiel pig (C++)"):
         if batched and results.get(peer):
             print(f"batched 420 env / {peer}: {batched / results[peer]:.1f}x")
+    batched421, single421 = results["421 batched env (Vec421Env, 1024 games)"], results["421 single env (Dice421-v0, vs optimal)"]
+    if batched421 and single421:
+        print(f"batched 421 env / 421 single env: {batched421 / single421:.1f}x")
     if single and results.get("Blackjack-v1 (gymnasium)"):
         print(f"single 420 env / Blackjack-v1: {single / results['Blackjack-v1 (gymnasium)']:.2f}x")
     preset, plain = results["train ppo-420 preset (batched)"], results["train plain MaskablePPO (DummyVecEnv x8, defaults)"]

@@ -183,20 +183,27 @@ def save_run(model, config: RunConfig, figures: Optional[dict[str, Any]] = None,
 
 
 def make_env(config: RunConfig):
-    """420: the batched numpy env against the opponent's policy table.
-    421: ``n_envs`` Dice421Env games in an SB3 DummyVecEnv."""
+    """The training env: a batched numpy env (``Vec420Env``, or ``Vec421Env`` for
+    two-player 421) of ``n_envs`` games against the preset's opponent; three-player
+    421 runs ``n_envs`` ``Dice421Env`` games in an SB3 DummyVecEnv."""
     if config.preset.game == "420":
         from envs.vec420 import Vec420Env
 
         opponent = solver420.bot_table(config.preset.opponent)
         return EpisodeMonitor(Vec420Env(config.n_envs, opponent, seed=config.seed))
+    options = dict(config.preset.env)
+    if options.get("n_players", 2) == 2:
+        from envs.vec421 import Vec421Env
+
+        return EpisodeMonitor(Vec421Env(config.n_envs, config.preset.opponent, pot=options.get("pot", 15),
+                                        seed=config.seed))
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from envs.dice421_env import Dice421Env
 
     def make():
-        return Monitor(Dice421Env(opponent=config.preset.opponent, **config.preset.env))
+        return Monitor(Dice421Env(opponent=config.preset.opponent, **options))
 
     venv = DummyVecEnv([make] * config.n_envs)
     venv.seed(config.seed)
