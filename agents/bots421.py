@@ -6,11 +6,18 @@ dice have at most 6^3 = 216 outcomes, which ``KEEP_TRANSITIONS`` folds into a
 distribution over the 56 hands once, so a whole round's plan is a few small
 matrix products.  Its score for a round is the tokens it gets rid of (capped by
 what the giver holds, as H4 caps them), with a bonus for leaving the game.
+
+Every bot also answers a whole batch at once (``action_probs``, one-hot rows of
+exactly what ``act`` plays): exact evaluation asks it at every two-player
+discharge decision (``agents.solver421.policy_table``, ~131k for pot 15).  The
+two-player discharge decisions are vectorised (the heuristic looks its plan up
+once per round view, then indexes by hand); any other row goes through ``act``.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import product
 
 import numpy as np
 
@@ -105,6 +112,8 @@ def final_hand_values(played: tuple[int, ...], tokens: tuple[int, ...], n_rolls:
     """
     me, n_after = len(played), len(tokens) - len(played) - 1
     mine = np.arange(N_HANDS)
+    if n_after == 0 and me == 1:
+        return _follower_of_two_values(tokens, bonus)[played[0]].copy()
     if n_after == 0:
         return round_utility([*played, mine], tokens, me, bonus)
     if n_after == 1:
@@ -116,6 +125,14 @@ def final_hand_values(played: tuple[int, ...], tokens: tuple[int, ...], n_rolls:
         return u_me @ FIRST_ROLL
     dist = rank_maximizer_distribution(n_rolls)
     return np.einsum("hab,a,b->h", _utility_of_three(played, tokens, bonus), dist, dist)
+
+
+@lru_cache(maxsize=256)  # 25 kB each, a key per tokens held
+def _follower_of_two_values(tokens: tuple[int, ...], bonus: float) -> np.ndarray:
+    """final_hand_values of the follower of two, [leader's hand, own hand]: every leader's
+    hand at once (round_utility is elementwise, so each row is what a call for one hand gives)."""
+    mine = np.arange(N_HANDS)
+    return round_utility([mine[:, None], mine[None, :]], tokens, 1, bonus)
 
 
 @lru_cache(maxsize=4)  # 1.4 MB each; leader_plan asks for one key three times
@@ -170,7 +187,118 @@ def _argmax_legal(q: np.ndarray, action_mask: np.ndarray) -> int:
     return int(np.argmax(np.where(np.asarray(action_mask, dtype=bool), q, -np.inf)))
 
 
-class HeuristicAgent(DeterministicAgent):
+# ---------------------------------------------------------------- batches of decisions
+
+_S = codec421.OTHERS_START  # other slot 0: the opponent in a two-player game
+_OTHER_HAND = slice(_S + 1, _S + 4)
+# _RANK_OF_DICE[a, b, c]: g.hand_rank of the dice a, b, c in any order; -1 where a die is 0.
+_RANK_OF_DICE = np.full((7, 7, 7), -1, dtype=np.int64)
+for _dice in product(range(1, 7), repeat=3):
+    _RANK_OF_DICE[_dice] = g.hand_rank(_dice)
+
+
+def _ranks(dice: np.ndarray) -> np.ndarray:
+    """g.hand_rank of each row of (N, 3) dice; -1 where it would raise (a die not in 1..6)."""
+    d0, d1, d2 = dice[:, 0], dice[:, 1], dice[:, 2]
+    valid = (d0 >= 1) & (d0 <= 6) & (d1 >= 1) & (d1 <= 6) & (d2 >= 1) & (d2 <= 6)
+    return np.take(_RANK_OF_DICE.reshape(-1), np.where(valid, (d0 * 7 + d1) * 7 + d2, 0))
+
+
+def _as_int_rows(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(obs as int64, the rows ``codec421.decode`` reads without an error).
+
+    decode takes ``int(x)`` of every entry (so float observations truncate) and then
+    reads the other slots up to ``n_players`` and ``PHASES[phase]``."""
+    if np.issubdtype(obs.dtype, np.integer) or obs.dtype == bool:
+        big = np.iinfo(np.int64).max
+        ok = np.all(obs <= big, axis=1) if obs.dtype.kind == "u" else np.ones(len(obs), dtype=bool)
+        o = obs.astype(np.int64)
+    else:
+        finite = np.isfinite(obs)
+        ok = np.all(finite & (np.abs(np.where(finite, obs, 0)) < 2.0 ** 62), axis=1)
+        o = np.where(ok[:, None], np.trunc(np.where(finite, obs, 0)), 0).astype(np.int64)
+    n_phases = len(codec421.PHASES)
+    ok &= (o[:, codec421.N_PLAYERS] <= codec421.MAX_PLAYERS)
+    ok &= (o[:, codec421.PHASE] >= -n_phases) & (o[:, codec421.PHASE] < n_phases)
+    return o, ok
+
+
+class _BatchedBot(DeterministicAgent):
+    """A bot whose ``action_probs`` plays the rows ``_batch_actions`` vectorises in one go
+    and every other row through ``act`` (so the batch answers exactly what ``act`` does)."""
+
+    def _batch_actions(self, o: np.ndarray, legal: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        """The action of each row, -1 where the row is left to ``act``.  ``o`` holds the
+        observations as int64, ``legal`` the masks as bool, ``ok`` the rows decode reads."""
+        raise NotImplementedError
+
+    def action_probs(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One-hot rows of what ``act`` plays, one per observation in the batch."""
+        obs, masks = np.asarray(obs), np.asarray(masks)
+        if obs.ndim != 2 or obs.shape[1] != codec421.OBS_SIZE or masks.shape != (len(obs), g.N_ACTIONS):
+            return super().action_probs(obs, masks)
+        o, ok = _as_int_rows(obs)
+        actions = self._batch_actions(o, masks.astype(bool), ok)
+        for i in np.flatnonzero(actions < 0):
+            actions[i] = self.act(obs[i], masks[i])
+        probs = np.zeros(masks.shape)
+        probs[np.arange(len(obs)), actions] = 1.0
+        return probs
+
+
+def _heuristic_actions(bonus: float, o: np.ndarray, legal: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """``HeuristicAgent(bonus).act`` at the two-player discharge decisions among the rows
+    (-1 elsewhere).  Rows are grouped by what the plan depends on (leader or follower,
+    tokens by round position capped at TOKEN_CAP, the leader's hand, rolls owed); each
+    group's Q[hand, action] is looked up once in the cached plan, then indexed by hand."""
+    actions = np.full(len(o), -1, dtype=np.int64)
+    h = _ranks(o[:, codec421.HAND])
+    used, allowed = o[:, codec421.ROLLS_USED], o[:, codec421.ROLLS_ALLOWED]
+    left = allowed - used
+    mine = np.minimum(o[:, codec421.TOKENS], TOKEN_CAP)
+    theirs = np.minimum(o[:, _S + codec421.O_TOKENS], TOKEN_CAP)
+    leader_hand = _ranks(o[:, _OTHER_HAND])
+    # Two players, both in the round: the order is (leader, follower).
+    two = (ok & (o[:, codec421.N_PLAYERS] == 2) & (o[:, _S + codec421.O_IN_GAME] != 0) & (h >= 0)
+           & (mine >= 0) & (theirs >= 0))
+    i_lead = o[:, codec421.IS_LEADER] != 0
+    lead = two & i_lead & ((used == 1) | (used == 2))
+    foll = (two & ~i_lead & (o[:, _S + codec421.O_IS_LEADER] != 0) & (o[:, _S + codec421.O_PLAYED] != 0)
+            & (leader_hand >= 0) & (allowed >= 1) & (allowed <= g.MAX_ROLLS)
+            & (left >= 1) & (left <= np.maximum(allowed - 1, 1)))  # follower_values has max(1, n - 1) entries
+    rows = np.flatnonzero(lead | foll)
+    if not len(rows):
+        return actions
+    lead, mine, theirs, leader_hand = lead[rows], mine[rows], theirs[rows], leader_hand[rows]
+    # A group's key, every part in a small range: leader or not, tokens of the leader then
+    # of the follower (0..TOKEN_CAP), the leader's hand (-1 for the leader itself), the
+    # follower's rolls (0 for the leader), and which of the plan's tables (0..2).
+    parts = [(lead, 2), (np.where(lead, mine, theirs), TOKEN_CAP + 1), (np.where(lead, theirs, mine), TOKEN_CAP + 1),
+             (np.where(lead, -1, leader_hand) + 1, N_HANDS + 1), (np.where(lead, 0, allowed[rows]), g.MAX_ROLLS + 1),
+             (np.where(lead, used[rows] - 1, left[rows] - 1), g.MAX_ROLLS)]
+    code = np.zeros(len(rows), dtype=np.int64)
+    for part, size in parts:
+        code = code * size + part
+    codes, inverse = np.unique(code, return_inverse=True)
+    q = np.empty((len(codes), N_HANDS, g.N_ACTIONS))
+    for j, c in enumerate(codes.tolist()):
+        key = []
+        for _, size in reversed(parts):
+            c, digit = divmod(c, size)
+            key.append(digit)
+        k, n_rolls, played, t_follower, t_leader, is_lead = key
+        if is_lead:
+            q[j] = leader_plan((t_leader, t_follower), bonus)[k]
+        else:
+            values = follower_values((played - 1,), (t_leader, t_follower), n_rolls, bonus)[k]
+            q[j, :, g.STOP] = -np.inf
+            q[j, :, 1:] = np.where(KEEP_LEGAL, KEEP_TRANSITIONS @ values, -np.inf)  # as _keep_q_row, to the bit
+    q_rows = np.take(q.reshape(-1, g.N_ACTIONS), inverse.reshape(-1) * N_HANDS + h[rows], axis=0)  # q[group, hand]
+    actions[rows] = np.argmax(np.where(legal[rows], q_rows, -np.inf), axis=1)
+    return actions
+
+
+class HeuristicAgent(_BatchedBot):
     """Plans the round by exact enumeration: stops as leader when the hand is worth
     more than rolling on, and as a follower keeps the dice most likely to beat the
     best hand played and stay off the bottom, given the rolls it still owes."""
@@ -191,8 +319,17 @@ class HeuristicAgent(DeterministicAgent):
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
         return _argmax_legal(self.q_values(codec421.decode(obs)), action_mask)
 
+    def _batch_actions(self, o: np.ndarray, legal: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        return _heuristic_actions(self.bonus, o, legal, ok)
 
-class Greedy421Agent(DeterministicAgent):
+
+# _GREEDY_KEEP[has a 1, has a 4, has a 2]: greedy421's keep (the first two of 1, 4, 2 it holds).
+_GREEDY_KEEP = np.zeros((2, 2, 2), dtype=np.int64)
+for _has in product((0, 1), repeat=3):
+    _GREEDY_KEEP[_has] = g.action_for_keep(tuple(v for v, held in zip((1, 4, 2), _has) if held)[:2])
+
+
+class Greedy421Agent(_BatchedBot):
     """Always goes for 4-2-1: as leader stops only on 4-2-1, and otherwise keeps
     the 1, 4 and 2 it holds (a 1 first, then a 4, then a 2; two at most)."""
 
@@ -206,8 +343,17 @@ class Greedy421Agent(DeterministicAgent):
         action = g.action_for_keep(keep)
         return action if action_mask[action] else _argmax_legal(np.zeros(g.N_ACTIONS), action_mask)
 
+    def _batch_actions(self, o: np.ndarray, legal: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        hand = o[:, codec421.HAND]
+        has = [np.any(hand == v, axis=1) for v in (1, 4, 2)]
+        action = _GREEDY_KEEP[has[0].astype(int), has[1].astype(int), has[2].astype(int)]
+        first_legal = np.argmax(np.where(legal, 0.0, -np.inf), axis=1)
+        action = np.where(legal[np.arange(len(o)), action], action, first_legal)
+        action = np.where(np.all(hand == (4, 2, 1), axis=1) & legal[:, g.STOP], g.STOP, action)
+        return np.where(ok & (hand[:, 0] != 0), action, -1)  # decode reads a 0 die first as no hand
 
-class CautiousAgent(DeterministicAgent):
+
+class CautiousAgent(_BatchedBot):
     """A leader that stops as soon as its hand is at least as good as the median
     first roll (else keeps the dice that maximize its expected rank); as a follower
     it plays like ``heuristic``."""
@@ -227,6 +373,18 @@ class CautiousAgent(DeterministicAgent):
         if ROLL_CDF[h] >= 0.5 and action_mask[g.STOP]:
             return g.STOP
         return _argmax_legal(self.keep_q[o.rolls_used - 1][h], action_mask)
+
+    def _batch_actions(self, o: np.ndarray, legal: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        i_lead = o[:, codec421.IS_LEADER] != 0
+        actions = np.full(len(o), -1, dtype=np.int64)
+        follow = np.flatnonzero(ok & ~i_lead)
+        actions[follow] = _heuristic_actions(self.follower.bonus, o[follow], legal[follow], ok[follow])
+        h, used = _ranks(o[:, codec421.HAND]), o[:, codec421.ROLLS_USED]
+        lead = np.flatnonzero(ok & i_lead & (h >= 0) & ((used == 1) | (used == 2)))
+        h, used = h[lead], used[lead]
+        keep = np.argmax(np.where(legal[lead], np.stack(self.keep_q)[used - 1, h], -np.inf), axis=1)
+        actions[lead] = np.where((ROLL_CDF[h] >= 0.5) & legal[lead, g.STOP], g.STOP, keep)
+        return actions
 
 
 BOTS_421 = {"heuristic": HeuristicAgent, "greedy421": Greedy421Agent, "cautious": CautiousAgent}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import bots421
+from agents import bots421, solver421
 from agents.base import RandomAgent
 from agents.bots421 import (
     BOT_NAMES_421, CautiousAgent, Greedy421Agent, HeuristicAgent, make_bot421, play_game421,
@@ -204,3 +204,219 @@ def test_keep_transitions_are_exact_distributions():
     assert t[g.KEEPS.index(())][g.hand_rank((4, 2, 1))] == pytest.approx(6 / 216)
     assert t[g.KEEPS.index((1, 1))][g.hand_rank((1, 1, 1))] == pytest.approx(1 / 6)
     assert t[g.KEEPS.index((4,))][g.hand_rank((4, 2, 1))] == pytest.approx(2 / 36)
+
+
+# --- batched decisions: action_probs answers exactly what act does -----------------------
+
+BATCHED_BOTS = ("heuristic", "cautious", "greedy421")
+
+
+def one_hot_of_act(bot, obs, masks) -> np.ndarray:
+    """The per-row reference: one-hot of ``act`` at each decision."""
+    probs = np.zeros((len(obs), g.N_ACTIONS))
+    for i, (o, m) in enumerate(zip(obs, masks)):
+        probs[i, bot.act(o.copy(), m.copy())] = 1.0
+    return probs
+
+
+class Recorder:
+    """Plays like ``bot`` and records every (observation, mask) it is asked at."""
+
+    def __init__(self, bot, log):
+        self.bot, self.log, self.name = bot, log, bot.name
+
+    def act(self, obs, action_mask):
+        self.log.append((np.array(obs), np.array(action_mask)))
+        return self.bot.act(obs, action_mask)
+
+
+@pytest.fixture(scope="module")
+def real_decisions():
+    """(obs, masks) met in real games: two players and three (play_game421 and Dice421Env)."""
+    log = []
+    rng = np.random.default_rng(7)
+    for i in range(60):  # heads-up, bots drawn at random, pots 15 and 6
+        names = rng.choice(BOT_NAMES_421, size=2)
+        play_game421([Recorder(make_bot421(str(n), seed=i), log) for n in names], seed=i, pot=15 if i % 2 else 6)
+    n_two = len(log)
+    for i in range(20):  # three players, whole games
+        names = rng.choice(BOT_NAMES_421, size=3)
+        play_game421([Recorder(make_bot421(str(n), seed=i), log) for n in names], seed=i, pot=15 if i % 2 else 9)
+    for i in range(20):  # three players inside the env: the agent's seat and both opponents
+        names = [str(n) for n in rng.choice(BOT_NAMES_421, size=3)]
+        env = Dice421Env(opponent=[Recorder(make_bot421(n, seed=i), log) for n in names[1:]], n_players=3,
+                         pot=15 if i % 2 else 9)
+        me = Recorder(make_bot421(names[0], seed=i), log)
+        obs, info = env.reset(seed=100 + i)
+        term = False
+        while not term:
+            action = g.STOP if info["decided"] else me.act(obs, info["action_mask"])
+            obs, _, term, _, info = env.step(action)
+    obs = np.stack([o for o, _ in log])
+    masks = np.stack([m for _, m in log])
+    assert n_two > 300 and len(log) - n_two > 300
+    assert set(obs[:, codec421.N_PLAYERS]) == {2, 3}
+    # Three-player rounds with a player gone (its slot out of the game) are in there too.
+    three = obs[:, codec421.N_PLAYERS] == 3
+    slots = codec421.OTHERS_START + codec421.OTHER_SLOT_SIZE * np.arange(2)
+    out = np.any(obs[:, slots + codec421.O_IN_GAME] == 0, axis=1)
+    assert np.any(three & out)
+    return obs, masks
+
+
+def solver_decisions(pot: int, sample: int | None = None, seed: int = 0):
+    """(obs, masks) at the two-player discharge decisions of ``pot`` with the legal masks
+    policy_table uses: all of them, or every leader decision and ``sample`` follower ones."""
+    lead, foll = solver421.decision_observations(pot)
+    lead_masks = np.broadcast_to(solver421.LEADER_LEGAL[None, None], lead.shape[:3] + (g.N_ACTIONS,))
+    foll_masks = np.broadcast_to(solver421.FOLLOWER_LEGAL[None, None, None], foll.shape[:4] + (g.N_ACTIONS,))
+    lead, foll = lead.reshape(-1, codec421.OBS_SIZE), foll.reshape(-1, codec421.OBS_SIZE)
+    lead_masks, foll_masks = lead_masks.reshape(-1, g.N_ACTIONS), foll_masks.reshape(-1, g.N_ACTIONS)
+    if sample is not None:
+        pick = np.random.default_rng(seed).choice(len(foll), size=sample, replace=False)
+        foll, foll_masks = foll[pick], foll_masks[pick]
+    return np.concatenate([lead, foll]), np.concatenate([lead_masks, foll_masks])
+
+
+def assert_batch_is_act(bot, obs, masks):
+    got = bot.action_probs(obs.copy(), masks.copy())
+    want = one_hot_of_act(bot, obs, masks)
+    assert got.shape == want.shape == (len(obs), g.N_ACTIONS)
+    bad = np.flatnonzero(np.any(got != want, axis=1))
+    if len(bad):
+        i = bad[0]
+        pytest.fail(f"{bot.name}: {len(bad)} of {len(obs)} rows differ; first {codec421.decode(obs[i])}, "
+                    f"mask {np.flatnonzero(masks[i]).tolist()}: batch {got[i].argmax()}, act {want[i].argmax()}")
+
+
+def awkward_masks(bot, obs, masks, seed=0):
+    """Masks that make the bots' mask handling matter: the usual legal mask without the
+    action act picks, random subsets of the actions (STOP often missing), and all False."""
+    rng = np.random.default_rng(seed)
+    without_choice = masks.copy()
+    without_choice[np.arange(len(obs)), one_hot_of_act(bot, obs, masks).argmax(1)] = False
+    random = rng.random(masks.shape) < 0.25
+    random[rng.random(len(obs)) < 0.02] = False
+    return np.concatenate([without_choice, random])
+
+
+@pytest.mark.parametrize("name", BATCHED_BOTS)
+def test_action_probs_is_act_at_solver_decisions_of_pot_15(name):
+    bot = make_bot421(name)
+    obs, masks = solver_decisions(15, sample=2000, seed=1)  # every leader decision, a sample of the others
+    assert_batch_is_act(bot, obs, masks)
+    assert_batch_is_act(bot, np.concatenate([obs, obs]), awkward_masks(bot, obs, masks))
+
+
+@pytest.mark.parametrize("name", BATCHED_BOTS)
+def test_action_probs_is_act_at_decisions_of_real_games(name, real_decisions):
+    bot = make_bot421(name)
+    obs, masks = real_decisions
+    assert_batch_is_act(bot, obs, masks)
+    assert_batch_is_act(bot, np.concatenate([obs, obs]), awkward_masks(bot, obs, masks, seed=2))
+    # decode reads any integers: the same decisions as floats, the masks as 0/1 integers.
+    assert_batch_is_act(bot, obs.astype(np.float32), masks.astype(np.int8))
+
+
+class ActOnly:
+    """A bot seen through ``act`` alone, so policy_table asks it one decision at a time."""
+
+    def __init__(self, bot):
+        self.bot, self.name = bot, bot.name
+
+    def act(self, obs, action_mask):
+        return self.bot.act(obs, action_mask)
+
+
+@pytest.mark.parametrize("name", BATCHED_BOTS)
+def test_bot_table_is_the_table_of_act(name):
+    # Pot 4: all 28,560 two-player discharge decisions, asked one at a time through act.
+    table = solver421.bot_table(name, 4)
+    reference = solver421.policy_table(ActOnly(make_bot421(name)), 4)
+    assert table.name == reference.name == name
+    assert np.array_equal(table.leader, reference.leader)
+    assert np.array_equal(table.follower, reference.follower)
+
+
+@pytest.mark.parametrize("name", BATCHED_BOTS)
+def test_policy_table_never_asks_act_at_two_player_decisions(name, monkeypatch):
+    # The whole pot-15 table (131,712 follower and 1,568 leader decisions) is vectorised.
+    bot = make_bot421(name)
+
+    def no_act(obs, action_mask):
+        raise AssertionError(f"act called at {codec421.decode(obs)}")
+
+    monkeypatch.setattr(bot, "act", no_act)
+    if isinstance(bot, CautiousAgent):
+        monkeypatch.setattr(bot.follower, "act", no_act)
+    table = solver421.policy_table(bot, 15)
+    table.check()
+
+
+def test_action_probs_hands_other_rows_to_act():
+    # Rows it does not vectorise (three players here) go through act, one by one.
+    calls = []
+    bot = HeuristicAgent()
+    act = bot.act
+    bot.act = lambda obs, mask: calls.append(int(obs[codec421.N_PLAYERS])) or act(obs, mask)
+    two, masks2 = solver_decisions(6, sample=10)
+    game = discharge_game("653 111", n_players=3)
+    three, mask3 = codec421.observe(game, game.current_player), codec421.legal_mask(game.legal_actions())
+    bot.action_probs(np.vstack([two, three[None]]), np.vstack([masks2, mask3[None]]))
+    assert calls == [3]
+
+
+def test_final_hand_values_of_the_follower_of_two_is_round_utility_per_hand():
+    # final_hand_values reads a two-player follower's values from one table per tokens held
+    # (every leader's hand at once); each row is, to the bit, the one-hand computation.
+    mine = np.arange(bots421.N_HANDS)
+    for tokens in [(1, 1), (3, 11), (11, 2), (7, 7), (0, 5)]:
+        for bonus in (bots421.LEAVE_BONUS, 0.5):
+            for played in range(bots421.N_HANDS):
+                expected = bots421.round_utility([played, mine], tokens, 1, bonus)
+                assert np.array_equal(bots421.final_hand_values((played,), tokens, 3, bonus), expected)
+
+
+def mutated_decisions(obs, masks, seed=0):
+    """Real decisions with one to three fields changed at random (who leads, who has played,
+    who is still in, rolls, tokens, the number of players, dice order or no dice): the
+    odd corners of what act accepts, to check the batch sends each row the way act does."""
+    rng = np.random.default_rng(seed)
+    s = codec421.OTHERS_START
+    fields = [  # (columns, values)
+        ([codec421.IS_LEADER], (0, 1)), ([s + codec421.O_IS_LEADER], (0, 1)), ([s + codec421.O_PLAYED], (0, 1)),
+        ([s + codec421.O_IN_GAME], (0, 1)), ([codec421.ROLLS_USED], range(4)), ([codec421.ROLLS_ALLOWED], range(4)),
+        ([codec421.TOKENS], range(16)), ([s + codec421.O_TOKENS], range(16)), ([codec421.N_PLAYERS], (2, 3)),
+        ([0, 1, 2], None), ([s + 1, s + 2, s + 3], None),
+    ]
+    out = obs.copy()
+    for row in out:
+        for f in rng.choice(len(fields), size=rng.integers(1, 4), replace=False):
+            cols, values = fields[f]
+            if values is not None:
+                row[cols] = rng.choice(values)
+            elif rng.random() < 0.2:
+                row[cols] = 0
+            else:
+                row[cols] = rng.permutation(row[cols]) if row[cols[0]] else rng.integers(1, 7, size=3)
+    return out, masks.copy()
+
+
+@pytest.mark.parametrize("name", BATCHED_BOTS)
+def test_action_probs_is_act_at_odd_observations(name, real_decisions):
+    bot = make_bot421(name)
+    two = real_decisions[0][:, codec421.N_PLAYERS] == 2
+    solver_obs, solver_masks = solver_decisions(15, sample=1000, seed=3)
+    obs, masks = mutated_decisions(np.concatenate([real_decisions[0][two], solver_obs]),
+                                   np.concatenate([real_decisions[1][two], solver_masks]))
+    accepted = []
+    for i, (o, m) in enumerate(zip(obs, masks)):
+        try:
+            bot.act(o.copy(), m.copy())
+        except Exception as error:  # the batch must raise on this row just as act does
+            with pytest.raises(type(error)):
+                bot.action_probs(o[None], m[None])
+        else:
+            accepted.append(i)
+    assert len(accepted) > 0.5 * len(obs)
+    assert_batch_is_act(bot, obs[accepted], masks[accepted])
