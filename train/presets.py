@@ -44,7 +44,7 @@ PRESETS: dict[str, Preset] = {
                 n_steps=64,  # x 1024 games = 65,536 steps per rollout
                 batch_size=16_384,
                 n_epochs=2,
-                learning_rate=2e-3,
+                learning_rate=3e-3,
                 gamma=1.0,
                 gae_lambda=0.8,
                 clip_range=0.2,
