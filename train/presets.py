@@ -57,20 +57,21 @@ PRESETS: dict[str, Preset] = {
         Preset(
             name="ppo-421",
             game="421",
-            description="MaskablePPO on two-player 421 (pot 15) against the exact optimal bot",
-            timesteps=1_200_000,
-            n_envs=16,
+            description="MaskablePPO on batched two-player 421 (pot 15) against the exact optimal bot",
+            timesteps=10_000_000,
+            n_envs=256,
             opponent="optimal",
-            eval_every=100_000,
+            eval_every=500_000,
             env={"n_players": 2, "pot": 15},
             policy={
+                "class": "FastMlpPolicy",
                 "net_arch": {"pi": [128, 128], "vf": [128, 128]},
                 "activation": "tanh",
                 "features_extractor": "OneHotInts",
             },
             ppo=dict(
-                n_steps=256,  # x 16 games = 4,096 steps per rollout
-                batch_size=1024,
+                n_steps=64,  # x 256 games = 16,384 steps per rollout
+                batch_size=4096,
                 n_epochs=4,
                 learning_rate=1e-3,
                 gamma=1.0,
