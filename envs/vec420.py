@@ -18,10 +18,10 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.vec_env import VecEnv
 
 from envs import codec420
 from envs import game420 as g
+from envs.batched import BatchedVecEnv
 
 N = g.N_DICE
 WIN = np.array([g.is_win(h) for h in g.HANDS])
@@ -72,7 +72,7 @@ def play_keeps(hands: np.ndarray, keeps: np.ndarray, rolled: np.ndarray) -> np.n
     return CODE_TO_HAND[(dice - 1) @ POWERS]
 
 
-class Vec420Env(VecEnv):
+class Vec420Env(BatchedVecEnv):
     """``num_envs`` games of 420 against one opponent policy, for SB3.
 
     Arguments: ``num_envs``; ``opponent``: a policy table, ``(126, 126)`` keep
@@ -235,21 +235,3 @@ class Vec420Env(VecEnv):
         masks[decided] = False
         masks[decided, g.REROLL_ALL] = True
         return masks
-
-    def close(self) -> None:
-        pass
-
-    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
-        return [getattr(self, attr_name) for _ in self._get_indices(indices)]
-
-    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
-        setattr(self, attr_name, value)
-
-    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
-        if method_name == "action_masks":
-            return list(self.action_masks()[list(self._get_indices(indices))])
-        result = getattr(self, method_name)(*method_args, **method_kwargs)
-        return [result for _ in self._get_indices(indices)]
-
-    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
-        return [False for _ in self._get_indices(indices)]

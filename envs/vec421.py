@@ -51,11 +51,11 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.vec_env import VecEnv
 
 from agents import solver421
 from envs import codec421
 from envs import game421 as g
+from envs.batched import BatchedVecEnv
 
 AGENT, OPP = 0, 1
 CHARGE, DISCHARGE, OVER = (codec421.PHASE_CODE[p] for p in (g.CHARGE, g.DISCHARGE, g.OVER))
@@ -141,7 +141,7 @@ def scripted_dice(dice: Sequence[Sequence[int]], seats: Sequence[Sequence[int] |
 # --- the env --------------------------------------------------------------------
 
 
-class Vec421Env(VecEnv):
+class Vec421Env(BatchedVecEnv):
     """``num_envs`` two-player games of 421 against one opponent policy, for SB3.
 
     Arguments: ``num_envs``; ``opponent``: anything ``solver421.as_policy(opponent,
@@ -500,21 +500,3 @@ class Vec421Env(VecEnv):
         masks = MASKS[(self.leader == AGENT).astype(np.int64), self.hand]
         masks[over] = ONLY_STOP
         return masks
-
-    def close(self) -> None:
-        pass
-
-    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
-        return [getattr(self, attr_name) for _ in self._get_indices(indices)]
-
-    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
-        setattr(self, attr_name, value)
-
-    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
-        if method_name == "action_masks":
-            return list(self.action_masks()[list(self._get_indices(indices))])
-        result = getattr(self, method_name)(*method_args, **method_kwargs)
-        return [result for _ in self._get_indices(indices)]
-
-    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
-        return [False for _ in self._get_indices(indices)]
