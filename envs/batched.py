@@ -13,10 +13,48 @@ from stable_baselines3.common.vec_env import VecEnv
 class BatchedVecEnv(VecEnv):
     """A VecEnv whose games live in arrays of one object: attributes and methods are
     the object's, shared by every game, and ``action_masks()`` gives every game's
-    mask at once (``env_method("action_masks")``, which MaskablePPO calls, slices it)."""
+    mask at once (``env_method("action_masks")``, which MaskablePPO calls, slices it).
+
+    A subclass holds its generator in ``self.rng`` and provides ``_new_games(rows)``
+    (start those games and play them to the agent's first choice), ``_obs(rows=None)``,
+    ``action_masks()`` and ``step_wait()``.  ``reset()`` re-seeds ``rng`` from
+    ``seed()``, as SB3's VecEnvs do, so the same seed gives the same games.
+    """
+
+    rng: np.random.Generator
+    _actions: np.ndarray | None = None
+
+    def _new_games(self, rows: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _obs(self, rows: np.ndarray | None = None) -> np.ndarray:
+        raise NotImplementedError
 
     def action_masks(self) -> np.ndarray:
         raise NotImplementedError
+
+    def reset(self):
+        if self._seeds[0] is not None:
+            self.rng = np.random.default_rng(self._seeds[0])
+        self._reset_seeds()
+        self._new_games(np.arange(self.num_envs))
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        return self._obs()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+
+    def _finish_step(self, rewards: np.ndarray, dones: np.ndarray):
+        """The step's return (SB3 auto-reset): finished games report their last
+        observation as ``infos[i]["terminal_observation"]`` and start again."""
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        done_rows = np.flatnonzero(dones)
+        if len(done_rows):
+            terminal = self._obs(done_rows)
+            for i, row in enumerate(done_rows):
+                infos[row]["terminal_observation"] = terminal[i]
+            self._new_games(done_rows)
+        return self._obs(), rewards, dones, infos
 
     def close(self) -> None:
         pass

@@ -184,17 +184,6 @@ class Vec420Env(BatchedVecEnv):
             self.pending[rows[going]] = self._advance(rows[going], agent_red[going])
 
     # --- VecEnv API ----------------------------------------------------------
-    def reset(self):
-        if self._seeds[0] is not None:
-            self.rng = np.random.default_rng(self._seeds[0])
-        self._reset_seeds()
-        self._new_games(np.arange(self.num_envs))
-        self.reset_infos = [{} for _ in range(self.num_envs)]
-        return self._obs()
-
-    def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
-
     def step_wait(self):
         actions = self._actions
         decided = self.pending != 0
@@ -215,15 +204,7 @@ class Vec420Env(BatchedVecEnv):
             going = live[~won]
             if len(going):
                 rewards[going] = self._advance(going, np.zeros(len(going), dtype=bool))
-        dones = rewards != 0
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        done_rows = np.flatnonzero(dones)
-        if len(done_rows):
-            terminal = self._obs(done_rows)
-            for i, row in enumerate(done_rows):
-                infos[row]["terminal_observation"] = terminal[i]
-            self._new_games(done_rows)
-        return self._obs(), rewards.astype(np.float32), dones, infos
+        return self._finish_step(rewards.astype(np.float32), rewards != 0)
 
     def _obs(self, rows: Optional[np.ndarray] = None) -> np.ndarray:
         rows = np.arange(self.num_envs) if rows is None else rows

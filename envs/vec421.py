@@ -422,17 +422,6 @@ class Vec421Env(BatchedVecEnv):
         """Per game: the reward of a game decided before the agent's next choice, else 0."""
         return np.where(self.phase == OVER, self.outcome, 0.0)
 
-    def reset(self):
-        if self._seeds[0] is not None:
-            self.rng = np.random.default_rng(self._seeds[0])
-        self._reset_seeds()
-        self._new_games(np.arange(self.num_envs))
-        self.reset_infos = [{} for _ in range(self.num_envs)]
-        return self._obs()
-
-    def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
-
     def step_wait(self):
         actions = self._actions
         live = np.flatnonzero(self.phase != OVER)
@@ -445,16 +434,8 @@ class Vec421Env(BatchedVecEnv):
                 self._raise_illegal(live[~legal][0], int(a[~legal][0]))
             self._play(live, a)
             self._advance(live)
-        rewards = self.outcome.astype(np.float32)  # 0 unless over: decided games and games just ended
-        dones = self.phase == OVER
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        done_rows = np.flatnonzero(dones)
-        if len(done_rows):
-            terminal = self._obs(done_rows)
-            for i, row in enumerate(done_rows):
-                infos[row]["terminal_observation"] = terminal[i]
-            self._new_games(done_rows)
-        return self._obs(), rewards, dones, infos
+        # outcome is 0 unless over: decided games and games just ended
+        return self._finish_step(self.outcome.astype(np.float32), self.phase == OVER)
 
     def _raise_illegal(self, row: int, action: int) -> None:
         is_leader = bool(self.leader[row] == AGENT)
