@@ -14,7 +14,7 @@ any agent becomes one through ``agents.solver420.policy_table``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 from gymnasium import spaces
