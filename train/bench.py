@@ -213,9 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     for peer in ("420 single env (Dice420-v0)", "Blackjack-v1 (gymnasium)", "OpenSpiel pig (C++)"):
         if batched and results.get(peer):
             print(f"batched 420 env / {peer}: {batched / results[peer]:.1f}x")
-    batched421, single421 = results["421 batched env (Vec421Env, 1024 games)"], results["421 single env (Dice421-v0, vs optimal)"]
-    if batched421 and single421:
-        print(f"batched 421 env / 421 single env: {batched421 / single421:.1f}x")
+    batched421 = results["421 batched env (Vec421Env, 1024 games)"]
+    for peer in ("421 single env (Dice421-v0, vs optimal)", "Blackjack-v1 (gymnasium)", "OpenSpiel pig (C++)"):
+        if batched421 and results.get(peer):
+            print(f"batched 421 env / {peer}: {batched421 / results[peer]:.1f}x")
     if single and results.get("Blackjack-v1 (gymnasium)"):
         print(f"single 420 env / Blackjack-v1: {single / results['Blackjack-v1 (gymnasium)']:.2f}x")
     preset, plain = results["train ppo-420 preset (batched)"], results["train plain MaskablePPO (DummyVecEnv x8, defaults)"]
