@@ -79,24 +79,39 @@ class FastMlpPolicy(MaskableActorCriticPolicy):
     Checkpoints load into either class.
     """
 
-    def __init__(self, observation_space: gym.spaces.Space, *args, **kwargs):
-        super().__init__(observation_space, *args, **kwargs)
-        self._radix: torch.Tensor | None = None  # integer Box observations: one int64 key per row
+    def __init__(self, observation_space: gym.spaces.Space, action_space: gym.spaces.Space, *args, **kwargs):
+        if not isinstance(action_space, gym.spaces.Discrete):
+            raise ValueError(f"FastMlpPolicy handles a Discrete action space, got {action_space}; use MlpPolicy")
+        super().__init__(observation_space, action_space, *args, **kwargs)
+        # Integer Box observations whose value combinations fit in an int64 get one key per
+        # row (a mixed-radix number); anything else is compared row by row.
+        self.register_buffer("_low", None, persistent=False)
+        self.register_buffer("_high", None, persistent=False)
+        self.register_buffer("_radix", None, persistent=False)
         if isinstance(observation_space, gym.spaces.Box) and np.issubdtype(observation_space.dtype, np.integer):
-            low = observation_space.low.reshape(-1).astype(np.int64)
-            sizes = observation_space.high.reshape(-1).astype(np.int64) - low + 1
-            if float(np.prod(sizes.astype(float))) < 2.0**62:
-                radix = np.concatenate([[1], np.cumprod(sizes)[:-1]])
-                self._low, self._radix = torch.as_tensor(low), torch.as_tensor(radix)
+            low = [int(v) for v in observation_space.low.reshape(-1)]
+            high = [int(v) for v in observation_space.high.reshape(-1)]
+            sizes = [h - l + 1 for l, h in zip(low, high)]  # Python ints: no overflow
+            if int(np.prod([float(n) for n in sizes])) < 2**62:
+                radix = np.concatenate([[1], np.cumprod(sizes)[:-1]]).astype(np.int64)
+                self._low = torch.tensor(low, dtype=torch.long)
+                self._high = torch.tensor(high, dtype=torch.long)
+                self._radix = torch.as_tensor(radix)
 
     def distinct_rows(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(the distinct rows of ``obs``, the index of each row's copy among them)."""
-        if self._radix is None:
-            return torch.unique(obs, dim=0, return_inverse=True)
-        keys = (obs.reshape(len(obs), -1).long() - self._low) @ self._radix
-        distinct, inverse = torch.unique(keys, return_inverse=True)
-        first = torch.empty(len(distinct), dtype=torch.long).scatter_(0, inverse, torch.arange(len(keys)))
-        return obs[first], inverse
+        flat = obs.reshape(len(obs), -1)
+        if self._radix is not None:
+            ints = flat.long()
+            # The key is exact only for integer values inside the Box.
+            if bool(((ints == flat) & (ints >= self._low) & (ints <= self._high)).all()):
+                keys = ((ints - self._low) * self._radix).sum(dim=1)
+                distinct, inverse = torch.unique(keys, return_inverse=True)
+                rows = torch.arange(len(keys), device=obs.device)
+                first = torch.empty(len(distinct), dtype=torch.long, device=obs.device).scatter_(0, inverse, rows)
+                return obs[first], inverse
+        distinct, inverse = torch.unique(flat, dim=0, return_inverse=True)
+        return distinct.reshape(-1, *obs.shape[1:]), inverse
 
     def _latents(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         features = self.extract_features(obs)

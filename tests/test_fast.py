@@ -104,12 +104,13 @@ def test_fast_policy_samples_the_same_actions_as_the_plain_policy():
     assert torch.allclose(v1, v2) and torch.allclose(lp1, lp2, atol=1e-5)
 
 
-def test_batched_ppo_collects_the_same_rollout_as_maskable_ppo():
+@pytest.mark.parametrize("policy_class", [MaskableActorCriticPolicy, FastMlpPolicy])
+def test_batched_ppo_collects_the_same_rollout_as_maskable_ppo(policy_class):
     spec = PRESETS["ppo-420"].policy
     buffers, episodes = [], []
     for algo, monitor in ((MaskablePPO, VecMonitor), (BatchedMaskablePPO, EpisodeMonitor)):
         env = monitor(Vec420Env(64, solver420.bot_table("optimal"), seed=5))
-        model = algo(MaskableActorCriticPolicy, env, policy_kwargs=policy_kwargs_from(spec), n_steps=32,
+        model = algo(policy_class, env, policy_kwargs=policy_kwargs_from(spec), n_steps=32,
                      batch_size=512, n_epochs=1, seed=5, device="cpu")
         model.learn(64 * 32 * 2)  # two rollouts and one update in between
         buffers.append(model.rollout_buffer)
@@ -173,3 +174,23 @@ def test_distinct_rows_keeps_observations_apart():
         distinct, inverse = policy.distinct_rows(obs)
         assert torch.equal(distinct[inverse], obs)
         assert len(distinct) == len(torch.unique(obs, dim=0)) < len(obs)
+
+
+@pytest.mark.parametrize("space, rows", [
+    # a value above the Box would carry into the next digit of the key: [4, 0] and [0, 1]
+    (spaces.Box(0, 3, shape=(2,), dtype=np.int64), [[4, 0], [0, 1], [0, 1], [1.5, 0], [1, 0]]),
+    # bounds so wide that the number of combinations overflows an int64
+    (spaces.Box(np.iinfo(np.int64).min, np.iinfo(np.int64).max, shape=(3,), dtype=np.int64),
+     [[1, 2, 3], [1, 5, 7], [1, 9, 9], [1, 2, 3]]),
+])
+def test_distinct_rows_never_merges_different_observations(space, rows):
+    policy = FastMlpPolicy(space, spaces.Discrete(3), lambda _: 1e-3)
+    obs = torch.tensor(rows, dtype=torch.float32)
+    distinct, inverse = policy.distinct_rows(obs)
+    assert torch.equal(distinct[inverse], obs)
+    assert len(distinct) == len(torch.unique(obs, dim=0))
+
+
+def test_fast_policy_refuses_action_spaces_it_does_not_handle():
+    with pytest.raises(ValueError, match="Discrete"):
+        FastMlpPolicy(spaces.Box(0, 3, shape=(2,), dtype=np.int64), spaces.MultiDiscrete([2, 3]), lambda _: 1e-3)

@@ -178,3 +178,39 @@ def test_ctrl_c_saves_the_run_and_resume_continues_it(tmp_path, monkeypatch, cap
     monkeypatch.setattr(run.ExactEvalCallback, "_on_step", original)
     assert train_main([*args, "--resume"]) == 0
     assert json.loads((tmp_path / "cut.json").read_text())["timesteps"] >= 8192
+
+
+def test_a_run_stops_right_after_the_update_that_makes_it_optimal(tmp_path):
+    # The per-update check (solver420.suboptimal_choices), not a scheduled evaluation, stops the
+    # run: the shipped (exactly optimal) weights are put in at the end of the first rollout, the
+    # learning rate is 0 so the update keeps them, and the run must stop at the next step.
+    import time
+    from dataclasses import replace
+
+    import torch
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+
+    from agents import CHECKPOINT_DIR
+    from train.presets import PRESETS
+    from train.run import ExactEvalCallback, RunConfig, build_model, make_env
+
+    base = PRESETS["ppo-420"]
+    preset = replace(base, ppo=dict(base.ppo, n_steps=16, batch_size=1024, learning_rate=0.0), lr_final=None,
+                     eval_every=10**9)
+    config = RunConfig(preset, timesteps=64 * 16 * 5, seed=0, n_envs=64, logdir=tmp_path / "runs",
+                       checkpoint_dir=tmp_path / "ck", name="stop", progress_bar=False)
+    model = build_model(config, make_env(config))
+    shipped = torch.load(CHECKPOINT_DIR / "ppo-420.pt", weights_only=True)
+
+    class PutInOptimalWeights(BaseCallback):
+        def _on_step(self) -> bool:
+            return True
+
+        def _on_rollout_end(self) -> None:
+            self.model.policy.load_state_dict(shipped)
+
+    evals = ExactEvalCallback(config, time.time())
+    model.learn(config.timesteps, callback=CallbackList([PutInOptimalWeights(), evals]))
+    assert model.num_timesteps == 64 * 16 + 64  # the first step of the second rollout
+    assert [h["optimal"] for h in evals.history] == [False, True]
+    assert evals.history[0]["suboptimal_choices"] > 0 and evals.history[-1]["suboptimal_choices"] == 0

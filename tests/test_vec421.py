@@ -253,7 +253,7 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
-def test_maskable_ppo_learns_a_little(one_torch_thread):
+def test_maskable_ppo_trains_on_it(one_torch_thread):
     venv = Vec421Env(8, "optimal", seed=0)
     model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=64, seed=0, device="cpu")
     model.learn(256)

@@ -12,7 +12,7 @@ the env step itself.  Here the same work is done only where something happened:
   ``Vec421Env`` do) and looks only at finished games' infos.  Everything else
   (the policy, the sampling, the buffer, the PPO update, callbacks, saving and
   loading) is MaskablePPO's own; with the same seed it collects exactly the
-  same rollouts (``tests/test_train.py`` checks this).
+  same rollouts (``tests/test_fast.py`` checks this).
 """
 
 from __future__ import annotations

@@ -195,6 +195,9 @@ def make_env(config: RunConfig):
     if options.get("n_players", 2) == 2:
         from envs.vec421 import Vec421Env
 
+        unknown = set(options) - {"n_players", "pot"}
+        if unknown:
+            raise ValueError(f"two-player 421 presets take the options n_players and pot, not {sorted(unknown)}")
         return EpisodeMonitor(Vec421Env(config.n_envs, config.preset.opponent, pot=options.get("pot", 15),
                                         seed=config.seed))
     from stable_baselines3.common.monitor import Monitor
