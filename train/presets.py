@@ -73,7 +73,7 @@ PRESETS: dict[str, Preset] = {
                 n_steps=64,  # x 256 games = 16,384 steps per rollout
                 batch_size=4096,
                 n_epochs=4,
-                learning_rate=1e-3,
+                learning_rate=2e-3,
                 gamma=1.0,
                 gae_lambda=0.95,
                 clip_range=0.2,
