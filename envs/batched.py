@@ -15,14 +15,20 @@ class BatchedVecEnv(VecEnv):
     the object's, shared by every game, and ``action_masks()`` gives every game's
     mask at once (``env_method("action_masks")``, which MaskablePPO calls, slices it).
 
-    A subclass holds its generator in ``self.rng`` and provides ``_new_games(rows)``
+    The generator is ``self.rng`` (from ``seed``); ``dice`` replaces it for the dice
+    (scripted games).  A subclass provides ``_new_games(rows)``
     (start those games and play them to the agent's first choice), ``_obs(rows=None)``,
     ``action_masks()`` and ``step_wait()``.  ``reset()`` re-seeds ``rng`` from
     ``seed()``, as SB3's VecEnvs do, so the same seed gives the same games.
     """
 
-    rng: np.random.Generator
     _actions: np.ndarray | None = None
+
+    def __init__(self, num_envs: int, observation_space, action_space, seed: int | None, dice: Any = None):
+        self.render_mode = None
+        super().__init__(num_envs, observation_space, action_space)
+        self.rng = np.random.default_rng(seed)
+        self._dice_override = dice  # scripted dice for tests; None: dice from self.rng
 
     def _new_games(self, rows: np.ndarray) -> None:
         raise NotImplementedError

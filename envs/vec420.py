@@ -91,16 +91,15 @@ class Vec420Env(BatchedVecEnv):
     ):
         if agent_seat not in ("red", "blue", "random"):
             raise ValueError(f"agent_seat must be 'red', 'blue' or 'random', got {agent_seat!r}")
-        self.render_mode = None
         super().__init__(
             num_envs,
             spaces.Box(1, 6, shape=(codec420.OBS_SIZE,), dtype=np.int64),
             spaces.Discrete(g.N_ACTIONS),
+            seed,
+            dice,
         )
         self.set_opponent(opponent)
         self.agent_seat = agent_seat
-        self.rng = np.random.default_rng(seed)
-        self._dice_override = dice
         self.own = np.zeros(num_envs, dtype=np.int64)
         self.opp = np.zeros(num_envs, dtype=np.int64)
         self.seat = np.zeros(num_envs, dtype=np.int64)

@@ -166,18 +166,17 @@ class Vec421Env(BatchedVecEnv):
             raise ValueError(f"agent_seat must be 0, 1 or 'random', got {agent_seat!r}")
         if not isinstance(pot, (int, np.integer)) or pot < 1:
             raise ValueError(f"pot must be a positive number of tokens, got {pot!r}")
-        self.render_mode = None
         self.pot = int(pot)
         low, high = codec421.observation_bounds(self.pot)
         super().__init__(
             num_envs,
             spaces.Box(low, high, shape=(codec421.OBS_SIZE,), dtype=np.int64),
             spaces.Discrete(g.N_ACTIONS),
+            seed,
+            dice,
         )
         self.set_opponent(opponent)
         self.agent_seat = agent_seat
-        self.rng = np.random.default_rng(seed)
-        self._dice_override = dice
         self._buffer, self._buffer_rng, self._buffer_pos = np.zeros(0, dtype=np.int64), None, 0
         n = num_envs
         self.seat = np.zeros(n, dtype=np.int64)  # the agent's seat

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence, TextIO
 
 from agents.base import Agent
 from envs import codec420
 from envs import game420 as g
 from envs.dice import DiceSource
-from play.prompt import QuitGame, ask_move, play_series
+from play.prompt import ALL_WORDS, Command, QuitGame, ask_move, command_word, play_series, strip_word
 from play.prompt import parse_dice as read_dice
 
 InputFn = Callable[[str], str]
@@ -42,21 +41,7 @@ What you keep must qualify (R3):
 A hand over 20 must reroll all four next turn (R4); that is done for you.
 Commands: "legal" lists your legal moves, "?" shows this help, "q" quits."""
 
-QUIT_WORDS = {"q", "quit", "exit"}
-HELP_WORDS = {"?", "h", "help"}
-LEGAL_WORDS = {"legal", "l", "moves"}
-ALL_WORDS = {"all", "a", "*"}
-
-
 # --- reading a move -------------------------------------------------------------
-@dataclass(frozen=True)
-class Command:
-    """What one line of input asked for: a move (an action index) or a command word."""
-
-    kind: str  # "move", "help", "legal", "quit"
-    action: int | None = None
-
-
 def parse_dice(text: str) -> tuple[int, ...]:
     """Die values from text like "1 5", "1,5", "15" or "1-5".  Raises ``ValueError`` with advice."""
     return read_dice(
@@ -73,19 +58,12 @@ def parse_command(text: str, hand: Sequence[int]) -> Command:
     ``ValueError``) for a move the rules forbid; both messages are for the person.
     """
     line = text.strip().lower()
-    if line in QUIT_WORDS:
-        return Command("quit")
-    if line in HELP_WORDS:
-        return Command("help")
-    if line in LEGAL_WORDS:
-        return Command("legal")
+    word = command_word(line)
+    if word is not None:
+        return word
     if line in ALL_WORDS:
         return Command("move", g.action_for_reroll(hand, hand))
-    keep_mode = False
-    for prefix in ("keep", "k"):
-        if line.startswith(prefix) and (line[len(prefix) :] == "" or not line[len(prefix)].isalpha()):
-            keep_mode, line = True, line[len(prefix) :]
-            break
+    keep_mode, line = strip_word(line, ("keep", "k"))
     if line.startswith("reroll"):
         line = line[len("reroll") :]
     values = parse_dice(line) if line.strip() else ()

@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter
-from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, TextIO
 
 from agents.base import Agent
@@ -27,7 +26,7 @@ from envs import codec421
 from envs import game421 as g
 from envs.dice import DiceSource
 from play.cli420 import ScriptedInput  # noqa: F401 (re-exported for tests and callers)
-from play.prompt import QuitGame, ask_move, play_series
+from play.prompt import ALL_WORDS, Command, QuitGame, ask_move, command_word, play_series, strip_word
 from play.prompt import parse_dice as read_dice
 
 InputFn = Callable[[str], str]
@@ -57,10 +56,6 @@ On your turn type:
   "keep 4 2"             keeps a 4 and a 2 and rerolls the rest
   "legal" lists your legal moves, "?" shows this help, "q" quits."""
 
-QUIT_WORDS = {"q", "quit", "exit"}
-HELP_WORDS = {"?", "h", "help"}
-LEGAL_WORDS = {"legal", "l", "moves"}
-ALL_WORDS = {"all", "a", "*"}
 STOP_WORDS = {"stop", "s"}
 
 
@@ -74,14 +69,6 @@ def _plural(n: int, word: str) -> str:
 
 
 # --- reading a move -------------------------------------------------------------
-@dataclass(frozen=True)
-class Command:
-    """What one line of input asked for: a move (an engine action) or a command word."""
-
-    kind: str  # "move", "help", "legal", "quit"
-    action: int | None = None
-
-
 def parse_dice(text: str) -> tuple[int, ...]:
     """Die values from text like "6 5", "6,5", "65" or "6-5".  Raises ``ValueError`` with advice."""
     return read_dice(
@@ -106,26 +93,16 @@ def parse_command(text: str, hand: Sequence[int]) -> Command:
     """
     hand = g.canonical(hand)
     line = text.strip().lower()
-    if line in QUIT_WORDS:
-        return Command("quit")
-    if line in HELP_WORDS:
-        return Command("help")
-    if line in LEGAL_WORDS:
-        return Command("legal")
+    word = command_word(line)
+    if word is not None:
+        return word
     if line in STOP_WORDS:
         return Command("move", g.STOP)
     if line in ALL_WORDS:
         return Command("move", g.action_for_keep(()))
-    keep_mode = False
-    for prefix in ("keep", "k"):
-        if line.startswith(prefix) and (line[len(prefix):] == "" or not line[len(prefix)].isalpha()):
-            keep_mode, line = True, line[len(prefix):]
-            break
-    else:
-        for prefix in ("reroll", "r"):
-            if line.startswith(prefix) and (line[len(prefix):] == "" or not line[len(prefix)].isalpha()):
-                line = line[len(prefix):]
-                break
+    keep_mode, line = strip_word(line, ("keep", "k"))
+    if not keep_mode:
+        _, line = strip_word(line, ("reroll", "r"))
         if line.strip() in ALL_WORDS:
             return Command("move", g.action_for_keep(()))
     values = parse_dice(line)

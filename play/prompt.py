@@ -3,7 +3,38 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable
+
+QUIT_WORDS = {"q", "quit", "exit"}
+HELP_WORDS = {"?", "h", "help"}
+LEGAL_WORDS = {"legal", "l", "moves"}
+ALL_WORDS = {"all", "a", "*"}
+
+
+@dataclass(frozen=True)
+class Command:
+    """What one line of input asked for: a move (an engine action) or a command word."""
+
+    kind: str  # "move", "help", "legal", "quit"
+    action: int | None = None
+
+
+def command_word(line: str) -> Command | None:
+    """The command a stripped, lower-case line names ("q", "?", "legal"...), if any."""
+    for words, kind in ((QUIT_WORDS, "quit"), (HELP_WORDS, "help"), (LEGAL_WORDS, "legal")):
+        if line in words:
+            return Command(kind)
+    return None
+
+
+def strip_word(line: str, words: tuple[str, ...]) -> tuple[bool, str]:
+    """(True, the rest) if ``line`` starts with one of ``words`` not followed by a letter
+    ("keep 4 2", "k42"), else (False, ``line``)."""
+    for word in words:
+        if line.startswith(word) and (line[len(word):] == "" or not line[len(word)].isalpha()):
+            return True, line[len(word):]
+    return False, line
 
 
 class QuitGame(Exception):

@@ -107,11 +107,8 @@ class ExactEvalCallback(BaseCallback):
         self.rollout_started = True
 
     def _suboptimal_choices(self) -> int:
-        states, obs, masks = solver420.decision_batch()
-        logits = PPOAgent.from_model(self.model, "420").logits(obs)
-        keeps = np.zeros((solver420.N_HANDS, solver420.N_HANDS), dtype=np.int64)
-        keeps[states[:, 0], states[:, 1]] = np.where(masks, logits, -np.inf).argmax(axis=1)
-        count = solver420.suboptimal_choices(keeps)
+        table = solver420.policy_table(PPOAgent.from_model(self.model, "420"))
+        count = solver420.suboptimal_choices(table.argmax(axis=2))
         self.logger.record("eval/suboptimal_choices", count)
         return count
 
