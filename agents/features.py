@@ -16,7 +16,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from envs import game420 as g
-from envs.vec420 import CODE_TO_HAND
+from envs.codec420 import CODE_TO_HAND
 
 N_HANDS = len(g.HANDS)
 MASKED_LOGIT = -1e8  # what sb3-contrib's MaskableCategorical puts on illegal actions

@@ -194,7 +194,7 @@ def decision_batch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ``masks[i] = codec420.LEGAL_MASKS[h]``.  Read-only, computed once.
     """
     states = np.array(codec420.decision_states(), dtype=np.int64)
-    hands = np.array(g.HANDS, dtype=np.int64)  # already sorted ascending
+    hands = codec420.HAND_DICE  # ascending, as observed
     obs = np.concatenate([hands[states[:, 0]], hands[states[:, 1]]], axis=1)
     masks = codec420.LEGAL_MASKS[states[:, 0]]
     for a in (states, obs, masks):

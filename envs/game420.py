@@ -1,19 +1,21 @@
-"""Rules engine for 420 (Mark Steere), rules R1-R7 of the project's RULES.md.
+"""Rules engine for 420 (Mark Steere), rules R1-R7 of ``docs/rules420.md``.
 
 Plain Python: no gymnasium, no torch.  Everything else in the project (the
 Gymnasium env, the batched env, the exact solver, the bots, the terminal game)
-gets the rules from here.
+gets the rules from here.  The engine follows ``envs.engine``'s interface.
 
-A hand is four dice, and only the multiset matters, so hands are sorted tuples
-(``(1, 5, 6, 6)``).  A move is named by the dice *kept*, as a sorted tuple of
-values; the other dice are rerolled.  Only 14 keeps are ever legal under R3
+A hand is four dice, and only the multiset matters, so hands are tuples
+written high to low (``(6, 6, 5, 1)``), as in 421.  A move is named by the dice
+*kept*, as a tuple of values high to low; the other dice are rerolled.  Only 14 keeps are ever legal under R3
 (``KEEPS``), and the same keep means the same move in every hand, which is what
 lets a learner share what it learns across hands.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
+import operator
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
@@ -21,6 +23,7 @@ from functools import lru_cache
 from typing import Iterable, Optional, Sequence
 
 from envs.dice import DiceSource, RandomDice
+from envs.engine import IllegalAction
 
 Hand = tuple[int, int, int, int]
 Keep = tuple[int, ...]
@@ -29,11 +32,12 @@ N_DICE = 4
 TARGET = 20
 RED, BLUE = 0, 1
 SEAT_NAMES = ("Red", "Blue")
+MAX_PLAYERS = 8
 
 
 def canonical(dice: Iterable[int]) -> tuple[int, ...]:
-    """The canonical (sorted) form of a multiset of dice."""
-    return tuple(sorted(int(d) for d in dice))
+    """The canonical form of a multiset of dice: values high to low."""
+    return tuple(sorted((int(d) for d in dice), reverse=True))
 
 
 # R3: the smallest sum the kept dice must reach, by how many dice are kept
@@ -56,11 +60,15 @@ def is_win(hand: Sequence[int] | None) -> bool:
     return hand is not None and sum(hand) == TARGET
 
 
-# Every hand (126 multisets) and every keep R3 allows anywhere (14 of them).
-HANDS: tuple[Hand, ...] = tuple(itertools.combinations_with_replacement(range(1, 7), N_DICE))
+# Every hand (126 multisets) and every keep R3 allows anywhere (14 of them), each
+# written high to low.  Their order (ascending multisets) numbers hands and actions
+# everywhere: tables, observations' embeddings and trained policies rely on it.
+HANDS: tuple[Hand, ...] = tuple(
+    canonical(c) for c in itertools.combinations_with_replacement(range(1, 7), N_DICE)
+)
 HAND_INDEX: dict[Hand, int] = {h: i for i, h in enumerate(HANDS)}
 KEEPS: tuple[Keep, ...] = tuple(
-    k
+    canonical(k)
     for size in range(N_DICE)
     for k in itertools.combinations_with_replacement(range(1, 7), size)
     if keep_allowed(k)
@@ -87,24 +95,23 @@ def _legal_keeps(hand: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def reroll_of(hand: Sequence[int], action: int) -> tuple[int, ...]:
-    """The dice rerolled when ``action`` is played from ``hand`` (sorted values)."""
-    rest = Counter(hand) - Counter(KEEPS[action])
-    return tuple(sorted(rest.elements()))
+    """The dice rerolled when ``action`` is played from ``hand`` (high to low)."""
+    return canonical((Counter(hand) - Counter(KEEPS[action])).elements())
 
 
 def action_for_reroll(hand: Sequence[int], reroll: Sequence[int]) -> int:
     """The action that rerolls exactly the dice values ``reroll`` from ``hand``.
 
-    Raises ``IllegalMove`` if those dice are not in the hand or the move breaks R2-R4.
+    Raises ``IllegalAction`` if those dice are not in the hand or the move breaks R2-R4.
     """
     hand, reroll = canonical(hand), canonical(reroll)
     if not is_submultiset(reroll, hand):
-        raise IllegalMove(f"cannot reroll {_fmt(reroll)}: the hand {_fmt(hand)} does not hold those dice")
+        raise IllegalAction(f"cannot reroll {_fmt(reroll)}: the hand {_fmt(hand)} does not hold those dice")
     keep = canonical((Counter(hand) - Counter(reroll)).elements())
     if not reroll:
-        raise IllegalMove("you must reroll at least one die (R2)")
+        raise IllegalAction("you must reroll at least one die (R2)")
     if keep not in KEEP_INDEX or KEEP_INDEX[keep] not in legal_keeps(hand):
-        raise IllegalMove(f"cannot keep {_fmt(keep)} and reroll {_fmt(reroll)}: {explain_illegal(hand, keep)}")
+        raise IllegalAction(f"cannot keep {_fmt(keep)} and reroll {_fmt(reroll)}: {explain_illegal(hand, keep)}")
     return KEEP_INDEX[keep]
 
 
@@ -139,10 +146,6 @@ def roll_distribution(keep: Sequence[int] = ()) -> dict[Hand, Fraction]:
     return {h: Fraction(c, total) for h, c in dist.items()}
 
 
-class IllegalMove(ValueError):
-    """A move the rules do not allow; the message says why."""
-
-
 @dataclass(frozen=True)
 class Turn:
     """One turn as it happened: who, what they kept, what they rolled, the new hand."""
@@ -155,35 +158,46 @@ class Turn:
 
 
 class Game420:
-    """A game of 420 among ``n_players`` (R1-R7), as an explicit state machine.
+    """A game of 420 among ``n_players`` (R1-R7), as a state machine that stops
+    only where the player to move has a real choice (``envs.engine``).
 
-    Every turn is one call to :meth:`play` with the index of a keep in ``KEEPS``
-    (``REROLL_ALL`` for a first turn, R1, or a reset, R4).  Chance comes only from
-    ``dice``.  Seats are 0..n-1 clockwise; with two players seat 0 is Red and
-    moves first (R6).  With more, Player 1 is drawn from ``dice`` unless
-    ``first_player`` is given (R7).
+    :meth:`apply` plays the index of a keep in ``KEEPS`` for the player to move,
+    then every turn with a single legal move (first rolls, R1; resets, R4; hands
+    with nothing R3 lets them keep), until the next choice or the end.  Chance
+    comes only from ``dice``.  Seats are 0..n-1 clockwise; with two players seat 0
+    is Red and moves first (R6).  With more, Player 1 is drawn from ``dice``
+    unless ``first_player`` is given (R7).  ``events`` records every turn.
     """
 
     def __init__(self, n_players: int = 2, dice: DiceSource | None = None, first_player: int | None = None):
-        if n_players < 2:
-            raise ValueError(f"420 needs at least 2 players, got {n_players}")
+        if isinstance(n_players, bool) or not isinstance(n_players, int) or not 2 <= n_players <= MAX_PLAYERS:
+            raise ValueError(f"420 is played by 2 to {MAX_PLAYERS} players, got {n_players!r}")
         self.n_players = n_players
         self.dice = dice if dice is not None else RandomDice()
         if first_player is None:
             first_player = RED if n_players == 2 else self.dice.draw_seat(n_players)
         if not 0 <= first_player < n_players:
             raise ValueError(f"first_player must be in 0..{n_players - 1}, got {first_player}")
+        self.first_player = first_player
         self.hands: list[Optional[Hand]] = [None] * n_players
         self.remaining: list[int] = list(range(n_players))  # players still in, by seat
         self.finish_order: list[int] = []  # round winners, first to last
         self.round_first = first_player
-        self.current = first_player
-        self.history: list[Turn] = []
+        self._to_move: int = first_player
+        self.events: list[dict] = []
+        self._emit("start", n_players=n_players, first_player=first_player)
+        self._emit("round", first_player=first_player, players=list(self.remaining))
+        self._play_forced_turns()
 
     # --- state -------------------------------------------------------------
     @property
     def is_over(self) -> bool:
         return len(self.remaining) == 1
+
+    @property
+    def current_player(self) -> int | None:
+        """The seat to move (it has a real choice), or None once the game is over."""
+        return None if self.is_over else self._to_move
 
     @property
     def loser(self) -> int | None:
@@ -195,54 +209,94 @@ class Game420:
         """The first player to make 20 (with two players, the winner of the game)."""
         return self.finish_order[0] if self.finish_order else None
 
+    @property
+    def history(self) -> list[Turn]:
+        """Every turn played, in order."""
+        return [
+            Turn(e["seat"], e["keep"], e["rolled"], e["hand"], e["won"]) for e in self.events if e["type"] == "roll"
+        ]
+
     def hand(self, seat: int) -> Optional[Hand]:
         return self.hands[seat]
 
     def legal_actions(self) -> list[int]:
-        """Legal keeps for the player to move: only ``REROLL_ALL`` on a first turn (R1)."""
+        """Legal keeps for the player to move; empty once the game is over."""
         if self.is_over:
             return []
-        hand = self.hands[self.current]
+        return self._legal(self._to_move)
+
+    def _legal(self, seat: int) -> list[int]:
+        hand = self.hands[seat]
         return [REROLL_ALL] if hand is None else legal_keeps(hand)
 
-    def is_decision(self) -> bool:
-        """Whether the player to move has a real choice (more than one legal move)."""
-        return len(self.legal_actions()) > 1
+    def returns(self) -> list[float]:
+        """+1 for every seat that did not lose, -1 for the loser; 0 each before the end."""
+        if not self.is_over:
+            return [0.0] * self.n_players
+        return [-1.0 if seat == self.loser else 1.0 for seat in range(self.n_players)]
+
+    def outcome(self, seat: int) -> float | None:
+        """+1 once ``seat`` has made 20 (it cannot lose), -1 if it lost, None while open."""
+        if seat in self.finish_order:
+            return 1.0
+        return -1.0 if self.loser == seat else None
+
+    def clone(self, dice: DiceSource | None = None) -> "Game420":
+        """An independent copy; it shares only the dice source, or uses ``dice`` instead."""
+        return copy.deepcopy(self, {id(self.dice): dice if dice is not None else self.dice})
 
     # --- moves -------------------------------------------------------------
-    def play(self, action: int) -> Turn:
-        """Play one turn for the player to move: keep ``KEEPS[action]``, reroll the rest."""
+    def apply(self, action: int) -> None:
+        """Play the choice of the player to move (keep ``KEEPS[action]``, reroll the
+        rest), then every forced turn up to the next choice or the end."""
         if self.is_over:
-            raise IllegalMove("the game is over")
+            raise IllegalAction("the game is over: no move is legal")
         legal = self.legal_actions()
+        try:
+            action = operator.index(action)
+        except TypeError:
+            raise IllegalAction(f"an action is an integer in 0..{N_ACTIONS - 1}, got {action!r}") from None
         if action not in legal:
-            hand = self.hands[self.current]
-            keep = KEEPS[action] if isinstance(action, int) and 0 <= action < N_ACTIONS else None
+            hand = self.hands[self._to_move]
+            keep = KEEPS[action] if 0 <= action < N_ACTIONS else None
             why = (
                 f"action must be an integer in 0..{N_ACTIONS - 1}"
                 if keep is None
-                else "this is the first turn: all four dice are rolled (R1)"
-                if hand is None
                 else explain_illegal(hand, keep)
                 if keep_allowed(keep) and is_submultiset(keep, hand)
                 else f"the hand {format_hand(hand)} does not hold {_fmt(keep)}"
             )
-            raise IllegalMove(
-                f"illegal move {action!r} for {self.seat_name(self.current)}: {why}; "
+            raise IllegalAction(
+                f"illegal move {action!r} for {self.seat_name(self._to_move)}: {why}; "
                 f"legal: {[describe_action(a, hand) for a in legal]}"
             )
-        seat = self.current
+        self._turn(action, forced=None)
+        self._play_forced_turns()
+
+    def _play_forced_turns(self) -> None:
+        """Play every turn that has a single legal move, until a choice or the end."""
+        while not self.is_over:
+            hand = self.hands[self._to_move]
+            legal = self._legal(self._to_move)
+            if len(legal) > 1:
+                return
+            why = "first" if hand is None else "reset" if must_reset(hand) else "no_keep"
+            self._turn(legal[0], forced=why)
+
+    def _turn(self, action: int, forced: str | None) -> None:
+        seat = self._to_move
+        before = self.hands[seat]
         kept = KEEPS[action]
         rolled = self.dice.roll(N_DICE - len(kept))
         hand: Hand = canonical((*kept, *rolled))  # type: ignore[assignment]
         self.hands[seat] = hand
-        turn = Turn(seat, kept, rolled, hand, is_win(hand))
-        self.history.append(turn)
-        if turn.won:
+        won = is_win(hand)
+        self._emit("roll", seat=seat, before=before, keep=kept, rolled=tuple(rolled), hand=hand,
+                   forced=forced, won=won)
+        if won:
             self._finish_round(seat)
         else:
-            self.current = self._next_in(seat)
-        return turn
+            self._to_move = self._next_in(seat)
 
     def _next_in(self, seat: int) -> int:
         """The next remaining player clockwise from ``seat``."""
@@ -256,14 +310,28 @@ class Game420:
         """R5/R7: the round winner drops out; a new round starts for the others."""
         self.finish_order.append(winner)
         self.remaining.remove(winner)
+        self._emit("round_won", seat=winner, place=len(self.finish_order), remaining=list(self.remaining))
         if self.is_over:
+            self._emit("game_end", loser=self.loser, finish_order=list(self.finish_order))
             return
         self.round_first = self._next_in(self.round_first)
-        self.current = self.round_first
+        self._to_move = self.round_first
         self.hands = [None] * self.n_players
+        self._emit("round", first_player=self.round_first, players=list(self.remaining))
+
+    def _emit(self, kind: str, **fields) -> None:
+        self.events.append({"type": kind, **fields})
 
     def seat_name(self, seat: int) -> str:
-        return SEAT_NAMES[seat] if self.n_players == 2 else f"Player {seat + 1}"
+        return seat_name(seat, self.n_players)
+
+    def __repr__(self) -> str:
+        return f"<Game420 {self.n_players} players, to move {self.current_player}, hands {self.hands}>"
+
+
+def seat_name(seat: int, n_players: int) -> str:
+    """Red and Blue with two players (R6), else Player 1..N."""
+    return SEAT_NAMES[seat] if n_players == 2 else f"Player {seat + 1}"
 
 
 def describe_action(action: int, hand: Sequence[int] | None) -> str:

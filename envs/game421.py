@@ -1,4 +1,4 @@
-"""Rules engine for the dice game 421 (RULES.md, H1-H7; docs/rules421.md).
+"""Rules engine for the dice game 421 (rules H1-H7 of ``docs/rules421.md``).
 
 One source of truth for the rules, shared by envs, solvers and a human UI, so it
 imports no learning code.  It stops only where a player has a real choice; every
@@ -19,6 +19,7 @@ from itertools import combinations_with_replacement
 from typing import Iterable, NamedTuple
 
 from envs.dice import DiceSource, RandomDice
+from envs.engine import IllegalAction
 
 # ---------------------------------------------------------------- H1: hands
 
@@ -153,10 +154,6 @@ class _Outcome(NamedTuple):
     rampo: bool
 
 
-class IllegalAction(ValueError):
-    """An action not in ``legal_actions()``."""
-
-
 CHARGE, DISCHARGE, OVER = "charge", "discharge", "over"
 MAX_ROLLS = 3
 
@@ -180,7 +177,7 @@ class Game421:
         dice: DiceSource | None = None,
         first_player: int | None = None,
     ):
-        if n_players not in (2, 3):
+        if isinstance(n_players, bool) or n_players not in (2, 3):
             raise ValueError(f"421 is played by 2 or 3 players, got {n_players}")
         if pot < 1:
             raise ValueError(f"the pot needs at least one token, got {pot}")
@@ -212,7 +209,7 @@ class Game421:
 
         self._emit("start", n_players=n_players, pot=pot, first_player=first_player)
         last_taker = self._play_charge()
-        # Decision (RULES.md silent): players out at once leave in charge play order.
+        # Decision (the rules are silent): players out at once leave in charge play order.
         if not self._settle_leavers_and_loser(self._clockwise_from(first_player)):
             self.phase = DISCHARGE
             self._start_discharge_round(last_taker)
@@ -243,6 +240,18 @@ class Game421:
         else:
             self._roll(keep_for_action(action))
         self._play_forced_turns()
+
+    def returns(self) -> list[float]:
+        """+1 for every seat that did not lose, -1 for the loser; 0 each before the end."""
+        if not self.is_over:
+            return [0.0] * self.n_players
+        return [-1.0 if seat == self.loser else 1.0 for seat in range(self.n_players)]
+
+    def outcome(self, seat: int) -> float | None:
+        """+1 once ``seat`` has left with no tokens (a winner), -1 if it lost, None while open."""
+        if seat in self.winners:
+            return 1.0
+        return -1.0 if self.loser == seat else None
 
     def clone(self, dice: DiceSource | None = None) -> "Game421":
         """An independent copy; it shares only the dice source, or uses ``dice`` instead."""
@@ -329,9 +338,9 @@ class Game421:
         """Who receives from whom, for a round's hands in play order.
 
         In charge the pot pays and ``giver`` is unused.  A shared lowest hand is
-        settled by RAMPO and moves 1 token.  Decision (RULES.md silent for three
+        settled by RAMPO and moves 1 token.  Decision (the rules are silent for three
         players): when *every* hand is tied there is no higher player, so the
-        RAMPO winner gives, as RULES.md says for two players.
+        RAMPO winner gives, as the rules say for two players.
         """
         highest = _best(hands)
         tied = _lowest(hands)
@@ -343,7 +352,7 @@ class Game421:
     def _rampo(self, tied: list[int]) -> tuple[int, int]:
         """H6: RAMPO among ``tied`` (in play order); returns (loser, winner).
 
-        Decisions (RULES.md silent): on a new tie, the tie maker is the later of
+        Decisions (the rules are silent): on a new tie, the tie maker is the later of
         the newly tied in the RAMPO's own roll order.  The winner is the best
         hand of the first RAMPO roll that is not a tie all round.
         """

@@ -25,14 +25,10 @@ from envs.batched import BatchedVecEnv
 
 N = g.N_DICE
 WIN = np.array([g.is_win(h) for h in g.HANDS])
-HAND_DICE = np.array(g.HANDS, dtype=np.int64)  # (126, 4), sorted
+HAND_DICE = codec420.HAND_DICE  # (126, 4), ascending as observed
 KEEP_LEN = np.array([len(k) for k in g.KEEPS])
 KEEP_DICE = np.array([(*k, *(0,) * (N - len(k))) for k in g.KEEPS], dtype=np.int64)  # (14, 4)
-# Base-6 code of a sorted hand -> hand index.
-CODE_TO_HAND = np.full(6**N, -1, dtype=np.int64)
-for _i, _h in enumerate(g.HANDS):
-    CODE_TO_HAND[sum((d - 1) * 6 ** (N - 1 - j) for j, d in enumerate(_h))] = _i
-POWERS = 6 ** np.arange(N - 1, -1, -1)
+CODE_TO_HAND, POWERS = codec420.CODE_TO_HAND, codec420.POWERS  # ascending dice -> hand index
 FORCED = codec420.LEGAL_MASKS.sum(axis=1) == 1  # hands with one legal move (R4 reset)
 RED, BLUE = g.RED, g.BLUE
 
@@ -193,7 +189,7 @@ class Vec420Env(BatchedVecEnv):
             legal = codec420.LEGAL_MASKS[self.own[live], a]
             if not legal.all():
                 bad = live[~legal][0]
-                raise g.IllegalMove(
+                raise g.IllegalAction(
                     f"illegal action {actions[bad]} in game {bad}: hand {g.format_hand(g.HANDS[self.own[bad]])}, "
                     f"legal {np.flatnonzero(codec420.LEGAL_MASKS[self.own[bad]]).tolist()}"
                 )

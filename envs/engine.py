@@ -1,0 +1,109 @@
+"""The one interface every rules engine follows, and the one game loop over it.
+
+An engine is a state machine in the style of OpenSpiel's ``State``:
+
+* ``n_players``; ``current_player`` (the seat to move, ``None`` once over);
+* ``legal_actions()``: the actions of the seat to move (empty once over);
+* ``apply(action)``: plays the action, then every step that needs no choice
+  (chance, first rolls, forced rerolls, a follower's last roll, ...) until the
+  next real choice or the end, so a player is only ever asked when it has one;
+* ``is_over``; ``returns()``: +1 for every seat that did not lose and -1 for the
+  loser once the game is over, 0 for everyone before;
+* ``outcome(seat)``: +1 once ``seat`` is sure not to lose (it has left the table
+  as a winner), -1 if it lost, ``None`` while its fate is open;
+* ``clone()``: an independent copy;
+* ``events``: what happened, as dicts with a ``"type"``, in order; the
+  narration of each game (``envs.narrate``) turns them into text.
+
+Chance comes only from the injected dice source (``envs.dice``).  Dice are
+written high to low in both games (``(6, 6, 5, 1)``, ``(4, 2, 1)``).
+
+:func:`play_out` is the one loop that asks each seat's agent to move; envs,
+matches and the terminal game all use it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Protocol, Sequence
+
+import numpy as np
+
+
+class IllegalAction(ValueError):
+    """An action the rules do not allow now; the message says why, in the rules' words."""
+
+
+class Game(Protocol):
+    n_players: int
+    events: list[dict]
+
+    @property
+    def current_player(self) -> Optional[int]: ...
+
+    @property
+    def is_over(self) -> bool: ...
+
+    def legal_actions(self) -> list[int]: ...
+
+    def apply(self, action: int) -> Any: ...
+
+    def returns(self) -> list[float]: ...
+
+    def outcome(self, seat: int) -> Optional[float]: ...
+
+    def clone(self) -> "Game": ...
+
+
+class Codec(Protocol):
+    """How a decision is shown to an agent (``envs.codec420``, ``envs.codec421``)."""
+
+    def observe(self, game: Any, seat: int) -> np.ndarray: ...
+
+    def legal_mask(self, actions: Sequence[int]) -> np.ndarray: ...
+
+
+EventHook = Callable[[dict], None]
+
+
+def check_action(action: Any) -> int:
+    """``action`` as a Python int: ints and numpy integers only (not bools, floats or strings)."""
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+            return int(action)
+        raise IllegalAction(f"an action is an integer, got {action!r}")
+    return int(action)
+
+
+def act(agent: Any, game: Game, codec: Codec, seat: Optional[int] = None) -> int:
+    """Ask ``agent`` for the move of ``seat`` (the seat to move by default)."""
+    seat = game.current_player if seat is None else seat
+    return int(agent.act(codec.observe(game, seat), codec.legal_mask(game.legal_actions())))
+
+
+def play_out(
+    game: Game,
+    agents: Sequence[Any],
+    codec: Codec,
+    on_event: Optional[EventHook] = None,
+    until: Optional[Callable[[Game], bool]] = None,
+    seen: int = 0,
+) -> Game:
+    """Play ``game`` on, asking ``agents[seat]`` (anything with ``act(obs, action_mask)``)
+    for each move, until the game is over or ``until(game)`` holds (checked before
+    every move).  ``on_event`` sees every event from ``game.events[seen]`` on, in
+    order, as it happens.  Returns the game.
+    """
+    shown = seen
+
+    def flush() -> None:
+        nonlocal shown
+        if on_event is not None:
+            for event in game.events[shown:]:
+                on_event(event)
+        shown = len(game.events)
+
+    flush()
+    while not game.is_over and not (until is not None and until(game)):
+        game.apply(act(agents[game.current_player], game, codec))
+        flush()
+    return game
