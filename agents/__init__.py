@@ -1,74 +1,38 @@
 """Agents: everything that can take a seat at the table, behind one protocol
-(``agents.base.Agent``: ``act(obs, action_mask) -> int``)."""
+(``agents.base.Agent``: ``act(obs, action_mask) -> int``).
+
+Names become agents here and only here (:func:`make_agent`): a bot of the game
+registry (``games``), the shipped trained bot, or a checkpoint file.  Envs and
+the game loop receive ready agents.
+"""
 
 from __future__ import annotations
 
+import inspect
 from functools import lru_cache
 from pathlib import Path
 
-from agents.base import Agent, RandomAgent
+import games
+from agents.base import Agent
 
-GAMES = ("420", "421")
-SHIPPED = {"420": "ppo-420", "421": "ppo-421"}
 CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
-_BOT_NAMES_420 = ("random", "greedy", "foundation", "optimal")
-
-
-@lru_cache(maxsize=None)
-def _optimal421():
-    """``agents.solver421.OptimalAgent421`` once that module offers it, else None."""
-    try:
-        from agents.solver421 import OptimalAgent421
-    except Exception:  # noqa: BLE001 - missing or unfinished solver: 421 simply has no "optimal" bot
-        return None
-    return OptimalAgent421
-
-
-def _bot_names() -> dict[str, tuple[str, ...]]:
-    """``BOT_NAMES``, built on first use: the 421 names come from ``agents.bots421``
-    (plus "optimal" when ``agents.solver421`` offers ``OptimalAgent421``).  They are
-    imported only then, so that ``import agents`` stays light and
-    ``python -m agents.bots421`` / ``python -m agents.solver421`` run cleanly."""
-    names = globals().get("BOT_NAMES")
-    if names is None:
-        from agents.bots421 import BOT_NAMES_421
-
-        optimal = ("optimal",) if _optimal421() is not None else ()
-        names = {"420": _BOT_NAMES_420, "421": (*BOT_NAMES_421, *optimal)}
-        globals()["BOT_NAMES"] = names
-    return names
-
-
-def __getattr__(name: str):
-    if name == "BOT_NAMES":  # {game: bot names}; see _bot_names
-        return _bot_names()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def agent_names(game: str) -> tuple[str, ...]:
-    return (*_bot_names()[game], SHIPPED[game])
+    """The bots of ``game`` and its shipped trained bot, by name."""
+    return games.get(game).agent_names
 
 
 def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
     """An agent by name: a bot, the shipped trained bot (``ppo-420``, ``ppo-421``) or a checkpoint path."""
-    game = str(game)
-    if game not in GAMES:
-        raise ValueError(f"unknown game {game!r}; choose one of {', '.join(GAMES)}")
-    if name == "random":
-        return RandomAgent(seed)
-    if game == "420":
-        from agents import bots420
-
-        bots = {"greedy": bots420.GreedyAgent, "foundation": bots420.FoundationAgent, "optimal": bots420.OptimalAgent}
-        if name in bots:
-            return bots[name]()
-    if game == "421" and name in _bot_names()["421"]:
-        if name == "optimal":
-            return _optimal421()()
-        from agents.bots421 import make_bot421
-
-        return make_bot421(name, seed)
-    if name == SHIPPED[game]:
+    spec = games.get(game)
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"an agent name is a bot name or a checkpoint path, got {name!r}")
+    if name in spec.bots:
+        factory = games.load(spec.bots[name])
+        takes_seed = "seed" in inspect.signature(factory).parameters
+        return factory(seed=seed) if takes_seed else factory()
+    if name == spec.shipped:
         path = CHECKPOINT_DIR / f"{name}.pt"
         if not path.exists():
             raise ValueError(f"the shipped bot {name} is missing: no {path} (train one with: python -m train {name} --name {name})")
@@ -78,8 +42,38 @@ def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
             path = path.with_suffix(".pt")
         if not path.exists():
             raise ValueError(
-                f"unknown agent {name!r} for {game}: not one of {', '.join(agent_names(game))} and no checkpoint file at {path}"
+                f"unknown agent {name!r} for {spec.name}: not one of {', '.join(spec.agent_names)} and no checkpoint file at {path}"
             )
     from agents.ppo_agent import PPOAgent
 
-    return PPOAgent.load(path, expected_game=game)
+    return PPOAgent.load(path, expected_game=spec.name)
+
+
+@lru_cache(maxsize=32)
+def bot_table(game: str, name: str, **options):
+    """The exact policy table of a named bot (cached): what the game's exact solver
+    evaluates and the batched envs play (420: ``(126, 126, 14)``; 421: a ``Policy421``
+    for ``pot``)."""
+    spec = games.get(game)
+    solver = games.load(spec.exact)
+    return solver.policy_table(make_agent(spec.name, name, seed=0), **options)
+
+
+def make_env(env_id: str = "Dice420-v0", opponent="greedy", **kwargs):
+    """``gymnasium.make(env_id, ...)`` with opponents given by name: a name, or a list
+    of names (one per other seat), becomes agents through :func:`make_agent`.  The
+    env reseeds its opponents from its own generator at every ``reset(seed=...)``."""
+    import gymnasium as gym
+
+    import envs  # noqa: F401 - registers the ids
+
+    by_id = {games.get(n).env_id: games.get(n) for n in games.names()}
+    if env_id not in by_id:
+        raise ValueError(f"unknown env id {env_id!r}; choose one of {', '.join(by_id)}")
+    game = by_id[env_id].name
+
+    def resolve(o):
+        return make_agent(game, o) if isinstance(o, str) else o
+
+    opponent = [resolve(o) for o in opponent] if isinstance(opponent, (list, tuple)) else resolve(opponent)
+    return gym.make(env_id, opponent=opponent, **kwargs)

@@ -2,7 +2,9 @@
 
 An agent is asked to move with the observation its seat sees and the legal-action
 mask, and answers with an action index: ``act(obs, action_mask) -> int``.  It sees
-only what a player at the table sees.  ``action_probs`` gives the whole
+only what a player at the table sees.  An agent that draws random numbers also
+has ``reseed(seed)``, which envs call at ``reset(seed=...)`` so that the same seed
+gives the same game.  ``action_probs`` gives the whole
 distribution over actions for a batch of decisions; exact evaluation uses it to
 turn any agent into a policy table.
 """
@@ -46,6 +48,10 @@ class RandomAgent:
     name = "random"
 
     def __init__(self, seed: int | None = None):
+        self.rng = np.random.default_rng(seed)
+
+    def reseed(self, seed: int | None) -> None:
+        """Start the agent's own random stream anew (envs call it at ``reset(seed=...)``)."""
         self.rng = np.random.default_rng(seed)
 
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:

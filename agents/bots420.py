@@ -59,6 +59,17 @@ class OptimalAgent(DeterministicAgent):
         self.solution = solver420.solve()
 
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
-        own, opp = codec420.decode(obs)
-        q = np.where(action_mask, self.solution.q[:, g.HAND_INDEX[opp]], -np.inf)
+        own, *others = codec420.decode(obs)
+        # With more than two players: play the two-player optimum against the
+        # opponent most likely to make 20 first (a heuristic, not an exact reply).
+        rivals = [g.HAND_INDEX[o] for o in others if o is not None]
+        if not rivals:
+            return g.REROLL_ALL if action_mask[g.REROLL_ALL] else int(np.flatnonzero(action_mask)[0])
+        me = g.HAND_INDEX[own]
+        rival = max(rivals, key=lambda o: self.solution.value[o, me])
+        q = np.where(action_mask, self.solution.q[:, rival], -np.inf)
         return int(np.argmax(q))
+
+    def exact_table(self) -> np.ndarray:
+        """The two-player policy table (``solver420.policy_table`` reads it from here)."""
+        return self.solution.policy_table()

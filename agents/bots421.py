@@ -21,10 +21,9 @@ from itertools import product
 
 import numpy as np
 
-from agents.base import DeterministicAgent, RandomAgent
+from agents.base import DeterministicAgent
 from envs import codec421
 from envs import game421 as g
-from envs.dice import RandomDice
 
 N_HANDS = len(g.HANDS)  # 56; a hand's index in HANDS is its rank
 N_KEEPS = len(g.KEEPS)  # 28
@@ -385,60 +384,3 @@ class CautiousAgent(_BatchedBot):
         keep = np.argmax(np.where(legal[lead], np.stack(self.keep_q)[used - 1, h], -np.inf), axis=1)
         actions[lead] = np.where((ROLL_CDF[h] >= 0.5) & legal[lead, g.STOP], g.STOP, keep)
         return actions
-
-
-BOTS_421 = {"heuristic": HeuristicAgent, "greedy421": Greedy421Agent, "cautious": CautiousAgent}
-BOT_NAMES_421 = ("random", *BOTS_421)
-# Every name make_bot421 knows: the heuristics and the exact two-player bot.
-AGENT_NAMES_421 = (*BOT_NAMES_421, "optimal")
-
-
-def make_bot421(name: str, seed: int | None = None):
-    """A 421 bot by name (one of ``BOT_NAMES_421``); ``seed`` seeds the random bot."""
-    if name == "random":
-        return RandomAgent(seed)
-    if name == "optimal":  # the exact two-player solver's bot (agents.solver421)
-        from agents.solver421 import OptimalAgent421
-
-        return OptimalAgent421()
-    if name not in BOTS_421:
-        raise ValueError(f"unknown agent {name!r} for 421; choose one of {', '.join(AGENT_NAMES_421)}")
-    return BOTS_421[name]()
-
-
-def play_game421(agents: list, seed: int | None = None, pot: int = 15) -> g.Game421:
-    """One game between ``agents`` (one per seat, 2 or 3), each seeing its own
-    observation; returns the finished game (``loser``, ``winners``)."""
-    game = g.Game421(len(agents), pot=pot, dice=RandomDice(seed))
-    while not game.is_over:
-        seat = game.current_player
-        game.apply(int(agents[seat].act(codec421.observe(game, seat), codec421.legal_mask(game.legal_actions()))))
-    return game
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Loss rates by bot over seeded games, every bot taking every seat in turn:
-    ``python -m agents.bots421 heuristic random --games 2000``."""
-    import argparse
-
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("bots", nargs="+", choices=BOT_NAMES_421, help="2 or 3 bot names, one per seat")
-    parser.add_argument("--games", type=int, default=2000)
-    parser.add_argument("--pot", type=int, default=15)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    n = len(args.bots)
-    if n not in (2, 3):
-        parser.error("give 2 or 3 bots")
-    losses = [0] * n
-    for i in range(args.games):
-        shift = i % n  # rotate the seats so no bot keeps the same seat
-        agents = [make_bot421(args.bots[(s + shift) % n], seed=args.seed + i) for s in range(n)]
-        game = play_game421(agents, seed=args.seed + i, pot=args.pot)
-        losses[(game.loser + shift) % n] += 1
-    for j, name in enumerate(args.bots):
-        print(f"seat list position {j} {name:>10}: lost {losses[j]}/{args.games} = {losses[j] / args.games:.3f}")
-
-
-if __name__ == "__main__":
-    main()

@@ -24,8 +24,7 @@ from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 from agents.base import DeterministicAgent
-from envs import codec420
-from envs import game420 as g
+import games
 
 FORMAT = "dice-arena-policy"
 FORMAT_VERSION = 1
@@ -34,15 +33,13 @@ ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
 
 def game_spaces(game: str, env: dict[str, Any] | None = None) -> tuple[spaces.Space, spaces.Space]:
     """The observation and action spaces of a game's env (``env``: its options, e.g. the pot)."""
-    if game == "420":
-        return spaces.Box(1, 6, shape=(codec420.OBS_SIZE,), dtype=np.int64), spaces.Discrete(g.N_ACTIONS)
-    if game == "421":
-        from envs import codec421
-        from envs import game421
-
-        low, high = codec421.observation_bounds(int((env or {}).get("pot", 15)))
-        return spaces.Box(low, high, shape=(codec421.OBS_SIZE,), dtype=np.int64), spaces.Discrete(game421.N_ACTIONS)
-    raise CheckpointError(f"no trained-policy support for game {game!r}")
+    try:
+        spec = games.get(game)
+        options = dict(env or {})
+        n_players = int(options.pop("n_players", 2))
+        return spec.observation_space(n_players, **options), spec.action_space()
+    except (ValueError, TypeError) as e:
+        raise CheckpointError(f"no trained-policy support for game {game!r} with {env}: {e}") from None
 
 
 class CheckpointError(ValueError):
@@ -138,6 +135,13 @@ class PPOAgent(DeterministicAgent):
 
     @torch.no_grad()
     def logits(self, obs: np.ndarray) -> np.ndarray:
+        size = self.policy.observation_space.shape[0]
+        if np.shape(obs)[-1] != size:
+            players = self.metadata.get("env", {}).get("n_players", 2)
+            raise ValueError(
+                f"{self.name} was trained on {size}-number observations ({players} players); "
+                f"this table shows {np.shape(obs)[-1]}: pick a bot made for this number of players"
+            )
         obs_t = torch.from_numpy(np.array(obs, dtype=np.float32))
         features = self.policy.extract_features(obs_t, self.policy.pi_features_extractor)
         latent = self.policy.mlp_extractor.forward_actor(features)

@@ -212,6 +212,8 @@ def policy_table(agent) -> np.ndarray:
     puts more than a rounding error of probability on an illegal keep; tiny
     illegal mass is dropped and the rows renormalized.
     """
+    if callable(getattr(agent, "exact_table", None)):  # the optimal bot: its table is the solution's
+        return agent.exact_table()
     states, obs, masks = decision_batch()
 
     def where(i):
@@ -222,16 +224,6 @@ def policy_table(agent) -> np.ndarray:
     table = np.zeros((len(g.HANDS), len(g.HANDS), g.N_ACTIONS))
     table[states[:, 0], states[:, 1]] = probs
     return table
-
-
-@lru_cache(maxsize=None)
-def bot_table(name: str) -> np.ndarray:
-    """The policy table of a named bot (cached; the optimal one comes from ``solve``)."""
-    if name == "optimal":
-        return solve().policy_table()
-    from agents import make_agent
-
-    return policy_table(make_agent("420", name))
 
 
 def suboptimal_choices(keeps: np.ndarray, tol: float = 1e-12) -> int:
@@ -249,7 +241,60 @@ def suboptimal_choices(keeps: np.ndarray, tol: float = 1e-12) -> int:
     return int((DECISION & (chosen < best - tol)).sum())
 
 
-def exact_strength(agent_or_table, opponents=("optimal",)) -> dict[str, tuple[float, float]]:
-    """Exact (P(win as Red), P(win as Blue)) of an agent against each named bot."""
+def exact_strength(agent_or_table, opponents: dict[str, np.ndarray]) -> dict[str, tuple[float, float]]:
+    """Exact (P(win as Red), P(win as Blue)) of an agent against each opponent table, by name."""
     table = agent_or_table if isinstance(agent_or_table, np.ndarray) else policy_table(agent_or_table)
-    return {name: win_probabilities(table, bot_table(name)) for name in opponents}
+    return {name: win_probabilities(table, opponent) for name, opponent in opponents.items()}
+
+
+# ---------------------------------------------------------------- training reports
+
+
+def _pp(diff: float) -> float:
+    """A probability difference in percentage points; below the solver's precision it is 0."""
+    return 0.0 if abs(diff) < 1e-12 else 100.0 * diff
+
+
+def exact_figures(agent, opponents: dict[str, np.ndarray]) -> dict:
+    """The exact figures training logs for an agent: P(win) against the optimal bot in
+    each seat (``opponents["optimal"]``), the gaps in pp, the count of suboptimal
+    choices, whether it is exactly optimal, and P(win) (mean of both seats) against
+    each other opponent table."""
+    table = policy_table(agent)
+    figures = exact_strength(table, opponents)
+    best = solve()
+    opt_red, opt_blue = best.red_win, 1.0 - best.red_win
+    red, blue = figures["optimal"]
+    return {
+        "vs_optimal_red": red,
+        "vs_optimal_blue": blue,
+        "gap_pp_red": _pp(opt_red - red),
+        "gap_pp_blue": _pp(opt_blue - blue),
+        "suboptimal_choices": suboptimal_choices(table.argmax(axis=2)),
+        "optimal": bool(opt_red - red < 5e-7 and opt_blue - blue < 5e-7),
+        **{f"vs_{name}": sum(figures[name]) / 2 for name in opponents if name != "optimal"},
+    }
+
+
+def count_suboptimal(agent) -> int:
+    """``suboptimal_choices`` of an agent's greedy choices (cheap enough for every update)."""
+    return suboptimal_choices(policy_table(agent).argmax(axis=2))
+
+
+def format_figures(name: str, figures: dict, opponents) -> list[str]:
+    """The results table of a training run, from ``exact_figures``."""
+    best = solve()
+    w = max(10, len(name))
+    lines = [
+        "exact win probability vs the optimal bot",
+        f"  {'':<{w}} {'as Red':>9} {'as Blue':>9} {'gap Red (pp)':>13} {'gap Blue (pp)':>14}",
+        f"  {'optimal':<{w}} {best.red_win:>9.6f} {1 - best.red_win:>9.6f} {0:>13.4f} {0:>14.4f}",
+        f"  {name:<{w}} {figures['vs_optimal_red']:>9.6f} {figures['vs_optimal_blue']:>9.6f} "
+        f"{figures['gap_pp_red']:>13.4f} {figures['gap_pp_blue']:>14.4f}",
+        "",
+        "exact win probability (mean of both seats) vs each heuristic",
+        *(f"  vs {o:<11} {figures[f'vs_{o}']:.6f}" for o in opponents if o != "optimal"),
+    ]
+    lines.append("exactly optimal in both seats" if figures["optimal"] else
+                 f"not yet exactly optimal: {figures['suboptimal_choices']} decision states with a worse than best choice")
+    return lines

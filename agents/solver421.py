@@ -1,7 +1,7 @@
 """Exact analysis of two-player 421: the optimal policy, and the exact win
 probability of any pair of stationary policies (charge phase included).
 
-What is modelled (RULES.md H1-H7, docs/rules421.md, exactly as ``envs.game421``
+What is modelled (rules H1-H7 of docs/rules421.md, exactly as ``envs.game421``
 plays two players; every rule comes from the engine: ``HANDS``/``hand_rank`` for
 the order, ``hand_value`` for the tokens, ``KEEPS`` and ``codec421.MASKS`` for
 the moves):
@@ -73,6 +73,7 @@ import numpy as np
 from agents.base import DeterministicAgent, agent_name as _name, batch_probs
 from envs import codec421
 from envs import game421 as g
+from envs.policy421 import FOLLOWER_DECISION_INDEX, FOLLOWER_DECISIONS, FOLLOWER_LEGAL, LEADER_LEGAL, Policy421
 
 N_HANDS = len(g.HANDS)  # 56; a hand's index in HANDS is its rank
 N_KEEPS = len(g.KEEPS)  # 28
@@ -81,8 +82,6 @@ VALUE = np.array([g.hand_value(h) for h in g.HANDS], dtype=np.int64)
 
 T = codec421.KEEP_TRANSITIONS  # [k, h]: P(the new hand is HANDS[h] | keep KEEPS[k], reroll the other dice)
 FIRST_ROLL = T[g.KEEPS.index(())]  # all three dice
-LEADER_LEGAL = codec421.MASKS[1]  # (hand, action): STOP and the keeps the hand holds
-FOLLOWER_LEGAL = codec421.MASKS[0]  # (hand, action): the keeps only
 # The legal keep indices of each hand (at most 1 + 3 + 3), padded with "reroll all".
 _MAX_KEEPS = int(FOLLOWER_LEGAL.sum(1).max())
 KEEPS_OF = np.zeros((N_HANDS, _MAX_KEEPS), dtype=np.int64)
@@ -90,9 +89,6 @@ for _h in range(N_HANDS):
     _ks = np.flatnonzero(FOLLOWER_LEGAL[_h, 1:])
     KEEPS_OF[_h] = np.concatenate([_ks, np.full(_MAX_KEEPS - len(_ks), _ks[0])])
 
-# Follower decisions: (rolls allowed n, rolls used r) with r < n.
-FOLLOWER_DECISIONS = ((2, 1), (3, 1), (3, 2))
-FOLLOWER_DECISION_INDEX = {nr: d for d, nr in enumerate(FOLLOWER_DECISIONS)}
 
 
 def _rampo_first_loses() -> float:
@@ -113,51 +109,6 @@ MAX_SWEEPS = 20_000
 
 
 # ---------------------------------------------------------------- policies
-
-
-@dataclass(frozen=True)
-class Policy421:
-    """A stationary two-player policy for pot ``pot``, as action probabilities.
-
-    ``leader[t, r - 1, h, a]``: holding ``t`` tokens, leading, after roll ``r``
-    (1 or 2) with hand ``HANDS[h]``.  ``follower[t, d, L, h, a]``: holding ``t``
-    tokens, following a leader who stopped on ``HANDS[L]``, at decision
-    ``FOLLOWER_DECISIONS[d]`` = (n, r) with hand ``HANDS[h]``.  Rows for ``t`` = 0
-    or ``pot`` (no discharge round) are ignored.
-    """
-
-    pot: int
-    leader: np.ndarray  # (pot + 1, 2, 56, 29)
-    follower: np.ndarray  # (pot + 1, 3, 56, 56, 29)
-    name: str = "policy"
-
-    def check(self) -> None:
-        """Shapes right, probability only on legal actions, rows summing to 1."""
-        p = self.pot
-        if self.leader.shape != (p + 1, 2, N_HANDS, N_ACTIONS):
-            raise ValueError(f"leader table must be {(p + 1, 2, N_HANDS, N_ACTIONS)}, got {self.leader.shape}")
-        if self.follower.shape != (p + 1, 3, N_HANDS, N_HANDS, N_ACTIONS):
-            raise ValueError(
-                f"follower table must be {(p + 1, 3, N_HANDS, N_HANDS, N_ACTIONS)}, got {self.follower.shape}"
-            )
-        lead, foll = self.leader[1:p], self.follower[1:p]
-        if np.any(lead < 0) or np.any(foll < 0):
-            raise ValueError("policy tables hold probabilities, found a negative entry")
-        if not (np.allclose(lead.sum(-1), 1.0) and np.allclose(foll.sum(-1), 1.0)):
-            raise ValueError("policy rows must sum to 1 in every decision state")
-        if np.any(lead * ~LEADER_LEGAL > 0) or np.any(foll * ~FOLLOWER_LEGAL > 0):
-            raise ValueError("policy table puts probability on an illegal action")
-
-    @staticmethod
-    def from_actions(pot: int, leader_actions: np.ndarray, follower_actions: np.ndarray,
-                     name: str = "policy") -> "Policy421":
-        """One-hot tables from action arrays (pot + 1, 2, 56) and (pot + 1, 3, 56, 56)."""
-        lead = np.zeros(leader_actions.shape + (N_ACTIONS,))
-        np.put_along_axis(lead, leader_actions[..., None], 1.0, axis=-1)
-        foll = np.zeros(follower_actions.shape + (N_ACTIONS,))
-        np.put_along_axis(foll, follower_actions[..., None], 1.0, axis=-1)
-        lead[[0, pot]] = foll[[0, pot]] = 0.0
-        return Policy421(pot, lead, foll, name)
 
 
 # ---------------------------------------------------------------- a round
@@ -595,6 +546,8 @@ def policy_table(agent, pot: int = 15) -> Policy421:
     """Any agent (``action_probs`` in batches, else ``act``) as a ``Policy421``, by asking
     it at every two-player discharge decision for pot ``pot``."""
     P = _check_pot(pot)
+    if callable(getattr(agent, "exact_table", None)):  # the optimal bot: its table is the solution's
+        return agent.exact_table(P)
     lead_obs, foll_obs = decision_observations(P)
     lead_masks = np.broadcast_to(LEADER_LEGAL[None, None], lead_obs.shape[:3] + (N_ACTIONS,))
     foll_masks = np.broadcast_to(FOLLOWER_LEGAL[None, None, None], foll_obs.shape[:4] + (N_ACTIONS,))
@@ -608,29 +561,21 @@ def policy_table(agent, pot: int = 15) -> Policy421:
 
 
 def as_policy(agent_or_policy, pot: int = 15) -> Policy421:
-    """A Policy421 from a table, "optimal", a bot name (``bots421.BOT_NAMES_421``) or an agent."""
+    """A Policy421 from a table or an agent (names become agents in ``agents.make_agent``)."""
     if isinstance(agent_or_policy, Policy421):
         if agent_or_policy.pot != pot:
             raise ValueError(f"policy is for pot {agent_or_policy.pot}, not {pot}")
         return agent_or_policy
     if isinstance(agent_or_policy, str):
-        return bot_table(agent_or_policy, pot)
+        raise TypeError(f"as_policy takes a table or an agent, got the name {agent_or_policy!r}: "
+                        "use agents.bot_table('421', name, pot=...) or agents.make_agent('421', name)")
     return policy_table(agent_or_policy, pot)
 
 
-@lru_cache(maxsize=8)
-def bot_table(name: str, pot: int = 15) -> Policy421:
-    """The policy table of a named bot (cached); "optimal" comes from ``solve``."""
-    if name == "optimal":
-        return solve(pot).policy()
-    from agents.bots421 import make_bot421
-
-    return policy_table(make_bot421(name, seed=0), pot)
-
-
-def win_probability(agent, opponent="optimal", pot: int = 15) -> float:
+def win_probability(agent, opponent=None, pot: int = 15) -> float:
     """Exact P(``agent`` wins) against ``opponent`` in a two-player game (charge included)."""
-    return evaluate(as_policy(agent, pot), as_policy(opponent, pot))
+    opponent = solve(pot).policy() if opponent is None else as_policy(opponent, pot)
+    return evaluate(as_policy(agent, pot), opponent)
 
 
 def best_reply_value(agent, pot: int = 15) -> float:
@@ -658,6 +603,10 @@ class OptimalAgent421(DeterministicAgent):
 
     def solution(self, pot: int) -> Solution421:
         return solve(pot, self.tol)
+
+    def exact_table(self, pot: int) -> Policy421:
+        """The policy table at ``pot`` (``policy_table`` reads it from here)."""
+        return self.solution(pot).policy()
 
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
         o = codec421.decode(obs)
@@ -714,27 +663,44 @@ for _h, _hand in enumerate(g.HANDS):
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Exact figures for two-player 421: ``python -m agents.solver421 --pot 15``."""
+    """Solve two-player 421: ``python -m agents.solver421 --pot 15`` (the bots' exact
+    figures: ``python -m play evaluate 421 --agent all --exact``)."""
     import argparse
     import time
 
-    from agents.bots421 import BOT_NAMES_421
-
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--pot", type=int, default=15)
-    parser.add_argument("bots", nargs="*", default=list(BOT_NAMES_421))
     args = parser.parse_args(argv)
     start = time.perf_counter()
     sol = solve(args.pot)
     print(f"pot {args.pot}: solved in {time.perf_counter() - start:.2f} s ({sol.sweeps} sweeps, "
           f"bound gap {float((sol.upper - sol.lower).max()):.1e}); game value {sol.game_value:.12f}")
     print("W[t] (leader holding t wins):", " ".join(f"{t}:{sol.value[t]:.6f}" for t in range(1, args.pot)))
-    print(f"{'bot':<10} {'P(win vs optimal)':>18} {'best reply wins':>16}")
-    for name in ["optimal", *args.bots]:
-        table = bot_table(name, args.pot)
-        print(f"{name:<10} {evaluate(table, bot_table('optimal', args.pot)):18.12f} "
-              f"{best_reply(table).value:16.12f}")
+    best = best_reply(sol.policy())
+    print(f"the optimal policy against its best reply wins {1 - best.value:.12f}")
 
 
 if __name__ == "__main__":
     main()
+
+
+# ---------------------------------------------------------------- training reports
+
+
+def exact_figures(agent, opponents: dict[str, Policy421], pot: int = 15) -> dict:
+    """The exact figures training logs for a two-player agent (charge and seat draw
+    included): P(win) against each opponent table (``"optimal"`` among them) and
+    the gap to 1/2 in pp."""
+    table = policy_table(agent, pot)
+    figures = {f"vs_{name}": evaluate(table, opponent) for name, opponent in opponents.items()}
+    gap = 0.5 - figures["vs_optimal"]
+    return {**figures, "gap_pp": 0.0 if abs(gap) < 1e-12 else 100.0 * gap, "optimal": False}
+
+
+def format_figures(name: str, figures: dict, opponents, pot: int = 15) -> list[str]:
+    """The results table of a training run, from ``exact_figures``."""
+    return [
+        f"exact win probability, two players, pot {pot} (charge and seat draw included)",
+        f"  vs optimal     {figures['vs_optimal']:.6f}   (optimal vs optimal: 0.5; gap {figures['gap_pp']:.4f} pp)",
+        *(f"  vs {o:<11} {figures[f'vs_{o}']:.6f}" for o in opponents if o != "optimal"),
+    ]

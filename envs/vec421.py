@@ -40,8 +40,9 @@ roll) shows the observation of the finished game, a mask allowing only action 0,
 and the next step returns its reward and ``done`` (``Dice421Env``'s "decided").
 Finished games report ``infos[i]["terminal_observation"]`` and restart at once.
 
-The opponent is a ``solver421.Policy421`` (anything ``solver421.as_policy``
-accepts: a bot name, a table or an agent); one-hot tables are played as action
+The opponent is a ready ``envs.policy421.Policy421`` table (any agent becomes
+one through ``agents.solver421.as_policy``, a named bot through
+``agents.bot_table("421", name, pot=...)``); one-hot tables are played as action
 lookups, others by sampling each row with the env's generator.
 """
 
@@ -52,10 +53,10 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from gymnasium import spaces
 
-from agents import solver421
 from envs import codec421
 from envs import game421 as g
 from envs.batched import BatchedVecEnv
+from envs.policy421 import FOLLOWER_DECISION_INDEX, Policy421
 
 AGENT, OPP = 0, 1
 CHARGE, DISCHARGE, OVER = (codec421.PHASE_CODE[p] for p in (g.CHARGE, g.DISCHARGE, g.OVER))
@@ -83,7 +84,7 @@ REROLL_ALL = g.KEEPS.index(())  # the keep index of a first roll
 DICE_BUFFER = 1 << 18  # random die values drawn at a time
 # FOLLOWER_DECISION[n, r]: the Policy421 follower index of (rolls allowed n, rolls used r).
 FOLLOWER_DECISION = np.zeros((g.MAX_ROLLS + 1, g.MAX_ROLLS + 1), dtype=np.int64)
-for (_n, _r), _d in solver421.FOLLOWER_DECISION_INDEX.items():
+for (_n, _r), _d in FOLLOWER_DECISION_INDEX.items():
     FOLLOWER_DECISION[_n, _r] = _d
 
 
@@ -144,8 +145,8 @@ def scripted_dice(dice: Sequence[Sequence[int]], seats: Sequence[Sequence[int] |
 class Vec421Env(BatchedVecEnv):
     """``num_envs`` two-player games of 421 against one opponent policy, for SB3.
 
-    Arguments: ``num_envs``; ``opponent``: anything ``solver421.as_policy(opponent,
-    pot)`` accepts (a bot name such as ``"optimal"``, a ``Policy421``, an agent);
+    Arguments: ``num_envs``; ``opponent``: a ``Policy421`` table for ``pot``
+    (``agents.bot_table("421", "optimal", pot=15)``, ``solver421.as_policy(agent)``);
     ``pot``: tokens in the pot (default 15); ``agent_seat``: 0, 1 or ``"random"``
     (drawn per game); ``seed``; ``dice``: a ``BatchDice`` (default: the seeded
     generator; ``scripted_dice`` for tests).  Illegal actions raise
@@ -155,7 +156,7 @@ class Vec421Env(BatchedVecEnv):
     def __init__(
         self,
         num_envs: int,
-        opponent: Any = "optimal",
+        opponent: Policy421,
         pot: int = 15,
         agent_seat: int | str = "random",
         seed: Optional[int] = None,
@@ -196,8 +197,15 @@ class Vec421Env(BatchedVecEnv):
 
     # --- opponent -------------------------------------------------------------
     def set_opponent(self, opponent: Any) -> None:
-        """Replace the opponent (anything ``solver421.as_policy`` takes), e.g. for self-play."""
-        policy = solver421.as_policy(opponent, self.pot)
+        """Replace the opponent's ``Policy421`` table (checked), e.g. for self-play."""
+        if not isinstance(opponent, Policy421):
+            raise TypeError(
+                f"the opponent is a Policy421 table, got {type(opponent).__name__}: build one with "
+                "agents.bot_table('421', name, pot=...) or agents.solver421.as_policy(agent, pot)"
+            )
+        if opponent.pot != self.pot:
+            raise ValueError(f"the opponent's table is for pot {opponent.pot}, this env's pot is {self.pot}")
+        policy = opponent
         policy.check()
         self.opponent_policy = policy
         used = slice(1, self.pot)  # rows t = 0 and t = pot are never asked

@@ -11,11 +11,16 @@ together (rules from ``envs``, players from ``agents``):
 
 from __future__ import annotations
 
+import sys
+import time
+from typing import Callable, TextIO
+
+import games
 from agents.base import Agent
 
 
-# The built-in bot a message suggests when the trained bot cannot be loaded.
-SUGGESTED_BOT = {"420": "optimal", "421": "heuristic"}
+class UsageError(Exception):
+    """A problem with what the user asked for; printed without a traceback, exit code 2."""
 
 
 class AgentLoadError(Exception):
@@ -32,15 +37,16 @@ def load_agent(game: str, name: str, seed: int | None = None, option: str = "--o
     """
     import agents
 
+    spec = games.get(game)
     try:
         return agents.make_agent(game, name, seed)
     except Exception as e:  # noqa: BLE001 - any failure to load is reported the same way
         reason = str(e) or type(e).__name__
-        if name == agents.SHIPPED.get(str(game)):
+        if name == spec.shipped:
             raise AgentLoadError(
                 f"could not load the trained bot {name!r}: {reason}\n"
-                f"(train it first, or use a built-in bot instead, e.g. {option} {SUGGESTED_BOT.get(str(game), 'random')}; "
-                f"bots: {', '.join(agents.BOT_NAMES[str(game)])})"
+                f"(train it first, or use a built-in bot instead, e.g. {option} {spec.suggested_bot}; "
+                f"bots: {', '.join(spec.bots)})"
             ) from None
         raise AgentLoadError(reason) from None
 
@@ -53,3 +59,19 @@ def derive_seed(seed: int | None, stream: int) -> int | None:
     import numpy as np
 
     return int(np.random.SeedSequence([seed, stream]).generate_state(1)[0])
+
+
+def progress_printer(err: TextIO = sys.stderr, every: float = 10.0) -> Callable[[int, int], None]:
+    """A match progress callback that writes a line to ``err`` at most every ``every`` seconds."""
+    start = time.monotonic()
+    last = [start]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= every and done < total:
+            last[0] = now
+            rate = done / (now - start)
+            print(f"  ... {done}/{total} games, {now - start:.0f} s, about {(total - done) / rate:.0f} s to go",
+                  file=err, flush=True)
+
+    return progress

@@ -9,27 +9,25 @@ from __future__ import annotations
 import argparse
 import secrets
 import sys
-import time
 from typing import Callable, Optional, Sequence, TextIO
 
-from play import AgentLoadError, derive_seed, load_agent
+import games
+from play import AgentLoadError, UsageError, derive_seed, load_agent, progress_printer
 
 PROG = "python -m play"
 
 EPILOG = """\
 examples:
   python -m play 420 --opponent optimal --seat red --seed 7
+  python -m play 420 --players 4 --opponent greedy --seed 7
   python -m play 421 --players 3 --opponent heuristic --opponent cautious --seed 7
   python -m play match 420 --agent greedy --opponent random --games 1000 --seed 0
+  python -m play match 420 --players 4 --agent optimal --opponent greedy --seed 0
   python -m play match 421 --agent heuristic --opponent greedy421 --games 10000 --seed 0
   python -m play evaluate 420 --agent all --exact
   python -m play evaluate 421 --agent heuristic --games 2000
   python -m play export 420 --agent optimal --out optimal420.csv
 """
-
-
-class UsageError(Exception):
-    """A problem with what the user asked for; printed without a traceback, exit code 2."""
 
 
 def _positive(text: str) -> int:
@@ -42,21 +40,29 @@ def _positive(text: str) -> int:
     return value
 
 
-def _bot_list(game: str = "420") -> str:
-    from agents import agent_names
-
-    return ", ".join(agent_names(game))
+def _bot_list(game: str) -> str:
+    return ", ".join(games.get(game).agent_names)
 
 
-def _seat421(text: str) -> str:
-    if text == "random" or (text.isdigit() and 1 <= int(text) <= 3):
+def _seat(text: str) -> str:
+    text = text.strip().lower()
+    if text in ("random", "red", "blue") or (text.isdigit() and 1 <= int(text) <= 8):
         return text
-    raise argparse.ArgumentTypeError(f"expected 1, 2, 3 or random, got {text!r}")
+    raise argparse.ArgumentTypeError(f"expected a seat number (1 is the first seat), red, blue or random, got {text!r}")
+
+
+def _add_options(p: argparse.ArgumentParser, spec: games.GameSpec | None) -> None:
+    """The game's options (421: --pot) as command-line options; for a generic command, all of them."""
+    seen = set()
+    for s in ([spec] if spec is not None else [games.get(n) for n in games.names()]):
+        for o in s.options:
+            if o.name not in seen:
+                seen.add(o.name)
+                p.add_argument(f"--{o.name}", type=_positive, default=None, metavar="N",
+                               help=f"{s.name}: {o.help} (default: {o.default}; at most {o.high})")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from play.tournament import RUNNERS
-
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Dice games 420 and 421 in the terminal: play a bot, pit bots against each other, "
@@ -65,52 +71,46 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    agents_help = f"an agent: one of {_bot_list()} (420) / {_bot_list('421')} (421), or a checkpoint file"
-    agents_421 = f"one of {_bot_list('421')}, or a checkpoint file"
+    agents_help = "an agent: " + " / ".join(f"{_bot_list(n)} ({n})" for n in games.names()) + ", or a checkpoint file"
 
-    p = sub.add_parser(
-        "420",
-        help="play 420 against a bot (you type the dice to reroll)",
-        description="Play 420 against a bot in the terminal. Each turn you type the values of the dice "
-        'to reroll ("1 5", "15", "all"); "?" explains the rules, "legal" lists your legal moves, "q" quits.',
-    )
-    p.add_argument("--opponent", default="ppo-420", metavar="NAME", help=f"the bot to play ({agents_help}; default: ppo-420)")
-    p.add_argument("--seat", choices=("red", "blue", "random"), default="random", help="your seat; Red moves first (default: random)")
-    p.add_argument("--seed", type=int, default=None, help="seed for the dice (and a random seat/bot): the same seed replays the session")
-    p.add_argument("--games", type=_positive, default=1, metavar="N", help="play N games in a row with a running score (default: 1)")
-
-    p = sub.add_parser(
-        "421",
-        help="play 421 against one or two bots (you type stop or the dice to reroll)",
-        description="Play 421 against one or two bots in the terminal; you see every roll, the pot and "
-        "everyone's tokens. At your turn type \"stop\" (\"s\"), the values of the dice to reroll "
-        '("6 5", "65", "all") or "keep 4 2"; "?" explains the rules, "legal" lists your legal moves, "q" quits.',
-    )
-    p.add_argument("--players", type=int, choices=(2, 3), default=2, help="2 or 3 players, you included (default: 2)")
-    p.add_argument(
-        "--opponent", action="append", default=None, metavar="NAME",
-        help=f"the bot(s) to play ({agents_421}; default: ppo-421). With 3 players give it once (both "
-        "opponents) or twice (one each, in seat order)",
-    )
-    p.add_argument("--pot", type=_positive, default=15, metavar="N", help="tokens in the pot (default: 15)")
-    p.add_argument("--seat", type=_seat421, default="random", metavar="N|random",
-                   help="your seat, 1..players (P1, P2, P3; who plays first is drawn); default: random")
-    p.add_argument("--seed", type=int, default=None, help="seed for the dice (and a random seat/bot): the same seed replays the session")
-    p.add_argument("--games", type=_positive, default=1, metavar="N", help="play N games in a row with a running score (default: 1)")
+    for name in games.names():
+        spec = games.get(name)
+        p = sub.add_parser(
+            name,
+            help=f"play {name} against bots ({spec.min_players}-{spec.max_players} players, you included)",
+            description=f"Play {name} ({spec.title}) against bots in the terminal. At your turn type the "
+            'values of the dice to reroll ("6 5", "65", "all") or "keep 6 6"'
+            + (', or "stop"' if name == "421" else "")
+            + '; "?" explains the rules, "legal" lists your legal moves, "q" quits.',
+        )
+        p.add_argument("--players", type=int, choices=list(spec.players), default=2,
+                       help=f"{spec.min_players} to {spec.max_players} players, you included (default: 2)")
+        p.add_argument(
+            "--opponent", action="append", default=None, metavar="NAME",
+            help=f"the bot(s) to play ({_bot_list(name)}, or a checkpoint file; default: "
+            f"{spec.default_bot.get(2, spec.suggested_bot)} with 2 players). Give it once (every opponent) or "
+            "once per opponent, in seat order after yours",
+        )
+        p.add_argument("--seat", type=_seat, default="random", metavar="N|random",
+                       help="your seat, 1..players (seat 1 moves first"
+                       + (", and red or blue with 2 players" if name == "420" else ", once drawn") + "; default: random)")
+        _add_options(p, spec)
+        p.add_argument("--seed", type=int, default=None, help="seed for the dice (and a random seat/bot): the same seed replays the session")
+        p.add_argument("--games", type=_positive, default=1, metavar="N", help="play N games in a row with a running score (default: 1)")
 
     p = sub.add_parser(
         "match",
         help="bot vs bot: win rates with 95%% confidence intervals",
-        description="Play GAMES games between two agents (421: or three), rotating seats game by game so each "
-        "holds each seat (moves first) equally often, and print each one's win rate with a 95% Wilson confidence "
-        "interval, overall and by seat. In 421 a win is not losing (seat 1 plays first).",
+        description="Play GAMES games between agents, rotating seats game by game so each holds each seat "
+        "equally often, and print each one's rate of not losing with a 95% Wilson confidence interval, overall "
+        "and by seat. With more than two players the seats beyond --opponent2 are filled with --opponent.",
     )
-    p.add_argument("game", choices=sorted(RUNNERS), help="the game")
+    p.add_argument("game", choices=games.names(), help="the game")
     p.add_argument("--agent", required=True, metavar="A", help=agents_help)
     p.add_argument("--opponent", required=True, metavar="B", help=agents_help)
-    p.add_argument("--opponent2", default=None, metavar="C", help="421 with 3 players: the third agent (default: same as --opponent)")
-    p.add_argument("--players", type=int, choices=(2, 3), default=None, help="421: 2 or 3 players (default: 3 with --opponent2, else 2)")
-    p.add_argument("--pot", type=_positive, default=None, metavar="N", help="421: tokens in the pot (default: 15)")
+    p.add_argument("--opponent2", default=None, metavar="C", help="with 3 or more players: the third agent (default: --opponent)")
+    p.add_argument("--players", type=int, default=None, metavar="N", help="players at the table (default: 3 with --opponent2, else 2)")
+    _add_options(p, None)
     p.add_argument("--games", type=_positive, default=1000, metavar="N", help="number of games (default: 1000)")
     p.add_argument("--seed", type=int, default=None, help="seed for the dice and the bots (default: drawn and printed)")
 
@@ -122,20 +122,22 @@ def build_parser() -> argparse.ArgumentParser:
         "are exact (computed by the solver from the agent's whole policy); otherwise they are estimated "
         "by playing games, with 95% confidence intervals.",
     )
-    p.add_argument("game", choices=("420", "421"), help="the game")
+    p.add_argument("game", choices=games.names(), help="the game")
     p.add_argument("--agent", required=True, metavar="NAME", help=f"{agents_help}, or 'all' for every bot")
     p.add_argument("--exact", action="store_true", help="compute exact win probabilities with the solver")
     p.add_argument("--games", type=_positive, default=1000, metavar="N", help="games per agent without --exact (default: 1000)")
     p.add_argument("--seed", type=int, default=None, help="seed for the simulated games (default: drawn and printed)")
 
+    exportable = [n for n in games.names() if games.get(n).export]
     p = sub.add_parser(
         "export",
         help="write an agent's whole policy as CSV",
-        description="Write the agent's move in every decision state as CSV with header hand,opponent,reroll: "
-        "hands as sorted dice joined by '-' (the mover's first), reroll the sorted values of the dice rerolled "
-        "(the most probable move for a stochastic agent). Rows by hand, then opponent hand.",
+        description="Write the agent's move in every two-player decision state (both hands as dice written "
+        "high to low, the mover's first; 14,641 rows, of which 9,559 have more than one legal move) as CSV "
+        "with header hand,opponent,reroll: reroll is the dice rerolled (the most probable move for a "
+        "stochastic agent). Rows by hand, then opponent hand.",
     )
-    p.add_argument("game", choices=("420",), help="the game")
+    p.add_argument("game", choices=exportable, help="the game")
     p.add_argument("--agent", required=True, metavar="NAME", help=agents_help)
     p.add_argument("--out", required=True, metavar="FILE.csv", help="the CSV file to write")
     parser.commands = sub.choices  # name -> subparser, for the usage line of an error
@@ -163,122 +165,95 @@ def _note(text: str, out: TextIO) -> None:
         print(text, file=out)
 
 
+def _options(spec: games.GameSpec, args) -> dict:
+    """The game's options from the command line (defaults filled in, unknown ones refused)."""
+    given = {name: value for name in _all_option_names() if (value := getattr(args, name, None)) is not None}
+    try:
+        return spec.check_options(given)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _all_option_names() -> set[str]:
+    return {o.name for n in games.names() for o in games.get(n).options}
+
+
+def _check_bots_for(spec: games.GameSpec, names: Sequence[str], players: int) -> None:
+    for name in names:
+        if name in spec.two_player_bots and players != 2:
+            raise UsageError(f"the {name} {spec.name} bot is solved for two players only; with {players} players use another bot")
+
+
 def cmd_play(args, out: TextIO, input_fn: Callable[[str], str]) -> int:
+    """Play a person against bots: ``python -m play GAME``."""
     from envs.dice import RandomDice
-    from play.cli420 import play_terminal
 
-    seed, note = _seed_or_draw(args.seed)
-    opponent = _load("420", args.opponent, derive_seed(seed, 1), "--opponent")
-    _note(note, out)
-    return play_terminal(
-        opponent,
-        RandomDice(seed),
-        opponent_name=args.opponent,
-        seat=args.seat,
-        games=args.games,
-        input_fn=input_fn,
-        out=out,
-    )
-
-
-def cmd_play421(args, out: TextIO, input_fn: Callable[[str], str]) -> int:
-    from envs.dice import RandomDice
-    from play.cli421 import play_terminal421
-
-    names = args.opponent or ["ppo-421"]
-    n_opponents = args.players - 1
-    if len(names) > n_opponents:
+    spec = games.get(args.command)
+    players = args.players
+    names = args.opponent or [spec.default_bot.get(players, spec.suggested_bot)]
+    n_opponents = players - 1
+    if len(names) not in (1, n_opponents):
+        more = f" (use --players {len(names) + 1} for {len(names)} opponents)" if len(names) + 1 in spec.players else ""
         raise UsageError(
-            f"--opponent given {len(names)} times for {args.players} players: give it at most {n_opponents} "
-            f"time{'s' if n_opponents > 1 else ''} (use --players 3 for two opponents)"
+            f"--opponent given {len(names)} times for {players} players: give it once (every opponent)"
+            + (f" or {n_opponents} times (one per opponent)" if n_opponents > 1 else "") + more
         )
-    if len(names) < n_opponents:
-        names = names * n_opponents  # one name for both opponents
-    if args.seat != "random" and int(args.seat) > args.players:
-        raise UsageError(f"--seat {args.seat}: with {args.players} players the seats are 1..{args.players}")
-    _check_two_player_bots(names, args.players)
+    names = names * n_opponents if len(names) == 1 else names
+    seat: str | int = args.seat
+    if seat in ("red", "blue") and (spec.name != "420" or players != 2):
+        raise UsageError(f"--seat {seat}: red and blue are the seats of two-player 420; give a seat number 1..{players}")
+    if seat.isdigit():
+        if int(seat) > players:
+            raise UsageError(f"--seat {seat}: with {players} players the seats are 1..{players}")
+        seat = int(seat) - 1
+    _check_bots_for(spec, names, players)
+    options = _options(spec, args)
     seed, note = _seed_or_draw(args.seed)
-    opponents = [_load("421", name, derive_seed(seed, 1 + i), "--opponent") for i, name in enumerate(names)]
+    opponents = [_load(spec.name, name, derive_seed(seed, 1 + i), "--opponent") for i, name in enumerate(names)]
     _note(note, out)
-    return play_terminal421(
-        opponents,
-        RandomDice(seed),
-        opponent_names=names,
-        seat="random" if args.seat == "random" else int(args.seat) - 1,
-        pot=args.pot,
-        games=args.games,
-        input_fn=input_fn,
-        out=out,
-    )
+    front_end = games.load(spec.terminal)
+    return front_end(opponents, RandomDice(seed), opponent_names=names, seat=seat, games=args.games,
+                     input_fn=input_fn, out=out, **options)
 
 
-def _progress_printer(err: TextIO, every: float = 10.0) -> Callable[[int, int], None]:
-    """A match progress callback that writes a line to ``err`` at most every ``every`` seconds."""
-    start = time.monotonic()
-    last = [start]
-
-    def progress(done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - last[0] >= every and done < total:
-            last[0] = now
-            rate = done / (now - start)
-            print(f"  ... {done}/{total} games, {now - start:.0f} s, about {(total - done) / rate:.0f} s to go",
-                  file=err, flush=True)
-
-    return progress
-
-
-def _match_shape(args) -> tuple[int, int]:
-    """(players, pot) of a match, checked against the game."""
-    if args.game == "420":
-        for option, value in (("--opponent2", args.opponent2), ("--players", args.players), ("--pot", args.pot)):
-            if value is not None:
-                raise UsageError(f"{option} is for 421 only (420 here is a two-player game with no pot)")
-        return 2, 0
+def _match_table(spec: games.GameSpec, args) -> tuple[int, list[str]]:
+    """(players, agent names by player) of a match, checked against the game."""
     players = args.players or (3 if args.opponent2 is not None else 2)
+    if players not in spec.players:
+        raise UsageError(f"--players {players}: {spec.name} is played by {spec.min_players} to {spec.max_players} players")
     if players == 2 and args.opponent2 is not None:
-        raise UsageError("--opponent2 needs --players 3")
-    _check_two_player_bots([args.agent, args.opponent, args.opponent2 or args.opponent], players)
-    return players, args.pot or 15
+        raise UsageError("--opponent2 needs --players 3 or more")
+    names = [args.agent, args.opponent] + ([args.opponent2] if args.opponent2 else [])
+    names += [args.opponent] * (players - len(names))
+    _check_bots_for(spec, names, players)
+    return players, names
 
 
 def cmd_match(args, out: TextIO, err: Optional[TextIO] = None) -> int:
-    import functools
+    from play.tournament import format_match, play_match_n
 
-    from play.tournament import format_match, play_game_421, play_match, play_match_n
-
-    players, pot = _match_shape(args)
+    spec = games.get(args.game)
+    players, names = _match_table(spec, args)
+    options = _options(spec, args)
     seed, note = _seed_or_draw(args.seed)
-    a = _load(args.game, args.agent, derive_seed(seed, 1), "--agent")
-    b = _load(args.game, args.opponent, derive_seed(seed, 2), "--opponent")
-    progress = _progress_printer(err) if err is not None else None
-    if args.game == "420":
-        _note(note, out)
-        result = play_match(args.game, a, b, args.games, seed=seed, names=(args.agent, args.opponent), progress=progress)
-    else:
-        names = [args.agent, args.opponent]
-        agents = [a, b]
-        if players == 3:
-            names.append(args.opponent2 or args.opponent)
-            agents.append(_load(args.game, names[2], derive_seed(seed, 3), "--opponent2"))
-        _note(note, out)
-        result = play_match_n(
-            "421", agents, args.games, seed=seed, names=names, progress=progress,
-            runner=functools.partial(play_game_421, pot=pot),
-            settings=f"{players} players, pot {pot}",
-            note="A win is not losing (the loser ends up holding every token); the 1st player plays first.",
-        )
+    option_names = ("--agent", "--opponent", "--opponent2")
+    agents = [_load(spec.name, name, derive_seed(seed, 1 + i), option_names[min(i, 2)]) for i, name in enumerate(names)]
+    _note(note, out)
+    settings = ", ".join([f"{players} players"] + [f"{k} {v}" for k, v in options.items()])
+    result = play_match_n(
+        spec.name, agents, args.games, seed=seed, names=names,
+        progress=progress_printer(err) if err is not None else None,
+        settings=settings, note="A win is not losing; seat 1 moves first.", **options,
+    )
     print(format_match(result), file=out)
     return 0
 
 
 def _agents_to_evaluate(game: str, name: str, seed: Optional[int], out: TextIO) -> list[tuple[str, object]]:
-    from agents import agent_names
-
     if name != "all":
         return [(name, _load(game, name, seed, "--agent"))]
     found = []
-    for n in agent_names(game):
+    for n in games.get(game).agent_names:
         try:
             found.append((n, load_agent(game, n, seed, option="--agent")))
         except AgentLoadError as e:
@@ -286,95 +261,26 @@ def _agents_to_evaluate(game: str, name: str, seed: Optional[int], out: TextIO) 
     return found
 
 
-TWO_PLAYER_ONLY_421 = {"optimal"}  # solved for two players only (agents/solver421.py)
-
-
-def _check_two_player_bots(names: Sequence[str], players: int) -> None:
-    for name in names:
-        if players != 2 and name in TWO_PLAYER_ONLY_421:
-            raise UsageError(f"the {name} 421 bot is solved for two players only; with {players} players use another bot")
-
-
-def _exact_rows421(agents: list[tuple[str, object]], out: TextIO, pot: int = 15) -> None:
-    """Exact P(win) of each agent against the optimal bot and against its own best reply."""
-    from agents import solver421
-
-    print(f"421, exact (solver): two players, pot {pot}, charge phase and first-player draw included.\n"
-          "The optimal bot against itself wins exactly 0.5; gap in percentage points. The best reply is the\n"
-          "strongest policy against this agent: 'vs best reply' is how much the agent wins against it.", file=out)
-    width = max(len("agent"), *(len(n) for n, _ in agents)) if agents else 5
-    print(f"{'agent':<{width}}  {'vs optimal':>10}  {'gap (pp)':>9}  {'vs best reply':>13}", file=out)
-    for name, agent in agents:
-        try:
-            table = solver421.policy_table(agent, pot)
-            p = solver421.evaluate(table, solver421.bot_table("optimal", pot))
-            reply = solver421.best_reply(table).value
-        except ValueError as e:  # e.g. an agent that puts weight on illegal moves
-            raise UsageError(f"exact evaluation of {name} failed: {e}") from None
-        gap = 0.0 if abs(p - 0.5) < 1e-12 else 100 * (p - 0.5)
-        print(f"{name:<{width}}  {p:10.6f}  {gap:+9.4f}  {1 - reply:13.6f}", file=out, flush=True)
-
-
-def cmd_evaluate421(args, out: TextIO, err: Optional[TextIO] = None) -> int:
-    import agents as agents_module
-    from play.tournament import format_against, play_match_n
-
-    if args.exact:
-        _exact_rows421(_agents_to_evaluate("421", args.agent, derive_seed(args.seed, 1), out), out)
-        return 0
-
-    seed, note = _seed_or_draw(args.seed)
-    agents = _agents_to_evaluate("421", args.agent, derive_seed(seed, 1), out)
-    _note(note, out)
-    progress = _progress_printer(err) if err is not None else None
-    bots = agents_module.BOT_NAMES["421"]
-    print(f"421, simulated: each agent against each built-in bot ({', '.join(bots)}), {args.games} two-player "
-          f"games each (pot 15, seed {seed}), moving first in half of them. A win is not losing.", file=out)
-    for name, agent in agents:
-        results = []
-        for k, bot in enumerate(bots):
-            opponent = agents_module.make_agent("421", bot, derive_seed(seed, 100 + k))
-            results.append(play_match_n("421", [agent, opponent], args.games, seed=seed, names=(name, bot), progress=progress))
-        print(file=out)
-        print(format_against(name, results), file=out)
-    return 0
-
-
 def cmd_evaluate(args, out: TextIO, err: Optional[TextIO] = None) -> int:
-    if args.game == "421":
-        return cmd_evaluate421(args, out, err)
-    from play import exact420
-
-    if args.exact:
-        agents = _agents_to_evaluate(args.game, args.agent, derive_seed(args.seed, 1), out)
-        print(exact420.format_exact([(n, exact420.exact_evaluation(a)) for n, a in agents]), file=out)
-        return 0
-
-    from agents.bots420 import OptimalAgent
-    from play.tournament import format_match, play_match
-
+    spec = games.get(args.game)
     seed, note = _seed_or_draw(args.seed)
-    agents = _agents_to_evaluate(args.game, args.agent, derive_seed(seed, 1), out)
-    _note(note, out)
-    optimal = OptimalAgent()
-    print(f"Simulated against the optimal bot ({args.games} games each; --exact gives exact figures):", file=out)
-    for name, agent in agents:
-        result = play_match(args.game, agent, optimal, args.games, seed=seed, names=(name, "optimal"))
-        print(file=out)
-        print(format_match(result), file=out)
+    rows = _agents_to_evaluate(spec.name, args.agent, derive_seed(seed, 1), out)
+    if not args.exact:
+        _note(note, out)
+    games.load(spec.evaluate)(rows, args.exact, args.games, seed, out, err)
     return 0
 
 
 def cmd_export(args, out: TextIO) -> int:
-    from play import exact420
-
-    agent = _load(args.game, args.agent, None, "--agent")
-    table = exact420.policy_table(agent)
+    spec = games.get(args.game)
+    exporter = games.load(spec.export)
+    agent = _load(spec.name, args.agent, None, "--agent")
+    table = exporter.policy_table(agent)
     try:
-        n = exact420.write_policy_csv(table, args.out)
+        n = exporter.write_policy_csv(table, args.out)
     except OSError as e:
         raise UsageError(f"cannot write {args.out}: {e.strerror or e}") from None
-    note = "" if exact420.is_deterministic(table) else f" ({args.agent} is stochastic: each row is its most probable move)"
+    note = "" if exporter.is_deterministic(table) else f" ({args.agent} is stochastic: each row is its most probable move)"
     print(f"wrote {n} rows (one per decision state) to {args.out}{note}", file=out)
     return 0
 
@@ -395,10 +301,8 @@ def main(
     except SystemExit as e:  # --help (0) or a usage error (2, already printed)
         return int(e.code or 0)
     try:
-        if args.command == "420":
+        if args.command in games.names():
             return cmd_play(args, out, input_fn or input)
-        if args.command == "421":
-            return cmd_play421(args, out, input_fn or input)
         if args.command == "match":
             return cmd_match(args, out, err)
         if args.command == "evaluate":

@@ -2,9 +2,11 @@
 
 The person types the *values* of the dice to reroll ("1 5", "1,5", "15",
 "all"); the engine (``game420.action_for_reroll``) decides legality and its
-``IllegalMove`` message, which cites R2-R4, is shown before asking again.
+``IllegalAction`` message, which cites R2-R4, is shown before asking again.
 Turns without a choice (the first roll, R1; a reset over 20, R4; a hand
-with nothing R3 lets it keep) are played automatically with a line saying why.
+with nothing R3 lets it keep) are played by the engine, and the narration
+(``envs.narrate``) says why.  With more than two players the person plays
+rounds (R7) against several bots.
 
 Input and output are injectable (``input_fn``, ``out``) so tests can drive a
 whole session; all chance comes from one dice source, so a seed replays.
@@ -12,15 +14,15 @@ whole session; all chance comes from one dice source, so a seed replays.
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Callable, Iterable, Optional, Sequence, TextIO
 
 from agents.base import Agent
-from envs import codec420
 from envs import game420 as g
 from envs.dice import DiceSource
-from play.prompt import ALL_WORDS, Command, QuitGame, ask_move, command_word, play_series, strip_word
+from envs.narrate import hand_total
+from play.session import Session
+from play.prompt import ALL_WORDS, Command, ask_move, command_word, play_series, strip_word
 from play.prompt import parse_dice as read_dice
 
 InputFn = Callable[[str], str]
@@ -30,6 +32,8 @@ PROMPT_HINT = '(e.g. "1 5", "1,5", "15", "all"; "?" for help, "legal" lists lega
 HELP = """\
 How to play 420: be the first to make your four dice total exactly 20 (R5).
 Red moves first, then the players alternate (R6). Your first turn rolls all four dice (R1).
+With more players (R7): each round is a race among those still in; whoever makes 20
+drops out (not a loser), a new round starts, and the last player left loses.
 On each later turn you reroll 1, 2, 3 or all 4 of your dice (R2). Type the VALUES of
 the dice to reroll, in any order:  "1 5", "1,5" or "15" rerolls a 1 and a 5;
 "6 6" rerolls two sixes; "all" rerolls all four. "keep 6 6" says it the other way round.
@@ -54,7 +58,7 @@ def parse_dice(text: str) -> tuple[int, ...]:
 def parse_command(text: str, hand: Sequence[int]) -> Command:
     """Read one line of input against ``hand``.
 
-    Raises ``ValueError`` for unreadable input and ``game420.IllegalMove`` (a
+    Raises ``ValueError`` for unreadable input and ``game420.IllegalAction`` (a
     ``ValueError``) for a move the rules forbid; both messages are for the person.
     """
     line = text.strip().lower()
@@ -69,7 +73,7 @@ def parse_command(text: str, hand: Sequence[int]) -> Command:
     values = parse_dice(line) if line.strip() else ()
     if keep_mode:
         if not g.is_submultiset(values, hand):
-            raise g.IllegalMove(
+            raise g.IllegalAction(
                 f"cannot keep {g.format_hand(g.canonical(values))}: the hand {g.format_hand(hand)} does not hold those dice"
             )
         rest = list(hand)
@@ -79,7 +83,7 @@ def parse_command(text: str, hand: Sequence[int]) -> Command:
     elif not values:
         raise ValueError('type the values of the dice to reroll, e.g. "1 5", or "?" for help')
     if len(values) > g.N_DICE:
-        raise g.IllegalMove(f"you have only {g.N_DICE} dice and typed {len(values)} values ({' '.join(map(str, values))})")
+        raise g.IllegalAction(f"you have only {g.N_DICE} dice and typed {len(values)} values ({' '.join(map(str, values))})")
     return Command("move", g.action_for_reroll(hand, values))
 
 
@@ -95,45 +99,68 @@ def legal_moves_text(hand: Sequence[int]) -> str:
 
 # --- the game -----------------------------------------------------------------------
 def _total(hand: Optional[Sequence[int]]) -> str:
-    return f"{g.format_hand(hand)} ({sum(hand)})" if hand is not None else "(not rolled yet)"
+    return hand_total(hand)
+
+
+SEATS_2 = {"red": g.RED, "blue": g.BLUE}
 
 
 class TerminalGame:
-    """A session of one or more games of 420 between a person and a bot."""
+    """A session of one or more games of 420 between a person and 1 to 7 bots.
+
+    A thin loop over ``play.session.Session``: it prints what the narrator says,
+    and at the person's turn shows the table and reads a move.
+    """
 
     def __init__(
         self,
-        opponent: Agent,
+        opponents: Agent | Sequence[Agent],
         dice: DiceSource,
         *,
-        opponent_name: str | None = None,
-        seat: str = "red",
+        opponent_names: str | Sequence[str] | None = None,
+        seat: str | int = "red",
         input_fn: InputFn = input,
         out: TextIO | None = None,
     ):
-        if seat not in ("red", "blue", "random"):
-            raise ValueError(f"seat must be 'red', 'blue' or 'random', got {seat!r}")
-        self.opponent = opponent
-        self.opponent_name = opponent_name or str(getattr(opponent, "name", "bot"))
+        self.opponents = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
+        self.n_players = len(self.opponents) + 1
+        if not 2 <= self.n_players <= g.MAX_PLAYERS:
+            raise ValueError(f"420 is played by 2 to {g.MAX_PLAYERS} players: give 1 to {g.MAX_PLAYERS - 1} opponents")
+        if opponent_names is None:
+            names = [str(getattr(a, "name", "bot")) for a in self.opponents]
+        else:
+            names = [opponent_names] if isinstance(opponent_names, str) else list(opponent_names)
+        if len(names) == 1 and len(self.opponents) > 1:
+            names = names * len(self.opponents)
+        if len(names) != len(self.opponents):
+            raise ValueError(f"{len(self.opponents)} opponents but {len(names)} names")
+        self.opponent_names = names
+        self.opponent_name = names[0] if len(set(names)) == 1 else "the bots"
+        valid = seat == "random" or (self.n_players == 2 and seat in SEATS_2) or (
+            isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < self.n_players)
+        if not valid:
+            two = "'red', 'blue', " if self.n_players == 2 else ""
+            raise ValueError(f"seat must be {two}'random' or a seat 0..{self.n_players - 1}, got {seat!r}")
         self.dice = dice
         self.seat_option = seat
         self.input_fn = input_fn
         self.out = out if out is not None else sys.stdout
-        self.score = [0, 0]  # person, bot
+        self.score = [0, 0]  # person, bots
         self.human = g.RED
         self.hinted = False  # the long prompt hint is shown once per game
+        self.session: Optional[Session] = None
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
 
     # names -------------------------------------------------------------------------
     def who(self, seat: int) -> str:
-        colour = g.SEAT_NAMES[seat]
-        return f"{colour} (you)" if seat == self.human else f"{colour} ({self.opponent_name})"
+        return self.session.narrator.who(seat)
 
     def board(self, game: g.Game420) -> str:
-        width = max(len(self.who(s)) for s in (g.RED, g.BLUE))
-        return "\n".join(f"  {self.who(s):<{width}}  {_total(game.hands[s])}" for s in (g.RED, g.BLUE))
+        seats = [s for s in range(self.n_players) if s in game.remaining or game.hands[s] is not None]
+        width = max(len(self.who(s)) for s in seats)
+        return "\n".join(f"  {self.who(s):<{width}}  {_total(game.hands[s])}" for s in seats)
 
     # play ------------------------------------------------------------------------
     def run(self, games: int = 1) -> int:
@@ -142,47 +169,39 @@ class TerminalGame:
                            lambda: f"you {self.score[0]}, {self.opponent_name} {self.score[1]}",
                            lambda: sum(self.score))
 
-    def play_game(self) -> Optional[int]:
-        """One game to the end; returns the winning seat.  Raises ``QuitGame``."""
+    def _seat(self) -> int:
         if self.seat_option == "random":
-            self.human = self.dice.draw_seat(2)
-        else:
-            self.human = g.RED if self.seat_option == "red" else g.BLUE
-        game = g.Game420(2, dice=self.dice)
-        self.say(
-            f"420: you play {g.SEAT_NAMES[self.human]} against {self.opponent_name} "
-            f"({g.SEAT_NAMES[1 - self.human]}). Red moves first. First hand to total exactly 20 wins."
-        )
-        self.hinted = False
-        while not game.is_over:
-            self.turn(game)
-        winner = game.winner
-        self.say(self.board(game))
-        if winner == self.human:
-            self.score[0] += 1
-            self.say(f"{self.who(winner)} made 20: you win!")
-        else:
-            self.score[1] += 1
-            self.say(f"{self.who(winner)} made 20: {self.opponent_name} wins, you lose.")
-        return winner
+            return self.dice.draw_seat(self.n_players)
+        return SEATS_2.get(self.seat_option, self.seat_option)  # type: ignore[arg-type]
 
-    def turn(self, game: g.Game420) -> g.Turn:
-        seat = game.current
-        hand = game.hands[seat]
-        legal = game.legal_actions()
-        if len(legal) == 1:
-            turn = game.play(legal[0])
-            self.say(self.forced_line(seat, hand, turn))
-            return turn
-        if seat == self.human:
-            self.say(self.board(game))
-            action = self.ask(hand)
+    def play_game(self) -> Optional[float]:
+        """One game to the end; returns the person's outcome (+1 not losing, -1 losing).  Raises ``QuitGame``."""
+        self.human = self._seat()
+        n = self.n_players
+        bots = [None if s == self.human else self.opponents[(s - self.human - 1) % n] for s in range(n)]
+        labels = ["" if s == self.human else self.opponent_names[(s - self.human - 1) % n] for s in range(n)]
+        self.session = session = Session("420", bots, self.human, self.dice, labels=labels)
+        if n == 2:
+            self.say(
+                f"420: you play {g.SEAT_NAMES[self.human]} against {self.opponent_name} "
+                f"({g.SEAT_NAMES[1 - self.human]}). Red moves first. First hand to total exactly 20 wins."
+            )
         else:
-            obs = codec420.observe(game, seat)
-            action = int(self.opponent.act(obs, codec420.action_mask(hand)))
-        turn = game.play(action)
-        self.say(self.choice_line(seat, turn))
-        return turn
+            self.say(f"420 with {n} players: you are {g.seat_name(self.human, n)}. Each round is a race to\n"
+                     "make exactly 20; its winner drops out. The last player left loses.")
+        self.hinted = False
+        while True:
+            for line in session.read():
+                self.say(line)
+            if session.over:
+                break
+            game = session.game
+            self.say(self.board(game))
+            session.submit(self.ask(game.hands[self.human]))
+        self.say(self.board(session.game))
+        outcome = session.outcome()
+        self.score[0 if outcome > 0 else 1] += 1
+        return outcome
 
     def ask(self, hand: g.Hand) -> int:
         """Ask the person for a move until it is legal."""
@@ -193,42 +212,25 @@ class TerminalGame:
             return f"Your hand {_total(hand)}. Reroll which dice? {hint} > "
 
         return ask_move(self.input_fn, self.say, prompt, lambda line: parse_command(line, hand), HELP,
-                        lambda: legal_moves_text(hand), g.IllegalMove)
-
-    def forced_line(self, seat: int, before: Optional[g.Hand], turn: g.Turn) -> str:
-        who = self.who(seat)
-        if before is None:
-            why = "first turn, rolls all four dice (R1)"
-        elif g.must_reset(before):
-            why = f"hand {_total(before)} is over 20, so all four dice are rerolled (R4)"
-        else:
-            why = f"hand {_total(before)} has no dice R3 allows keeping, so all four are rerolled"
-        return f"{who}: {why} -> {_total(turn.hand)}" + ("  = 20!" if turn.won else "")
-
-    def choice_line(self, seat: int, turn: g.Turn) -> str:
-        who = self.who(seat)
-        if turn.kept:
-            move = f"kept {g.format_hand(turn.kept)}, rolled {g.format_hand(turn.rolled)}"
-        else:
-            move = f"rerolled all four, rolled {g.format_hand(turn.rolled)}"
-        return f"{who} {move} -> {_total(turn.hand)}" + ("  = 20!" if turn.won else "")
+                        lambda: legal_moves_text(hand), g.IllegalAction)
 
 
 def play_terminal(
-    opponent: Agent,
+    opponents: Agent | Sequence[Agent],
     dice: DiceSource,
     *,
-    opponent_name: str | None = None,
-    seat: str = "red",
+    opponent_names: str | Sequence[str] | None = None,
+    seat: str | int = "red",
     games: int = 1,
     input_fn: InputFn = input,
     out: TextIO | None = None,
 ) -> int:
-    """Play ``games`` games against ``opponent`` in the terminal; returns the exit code.
+    """Play ``games`` games against ``opponents`` (one bot, or one per other seat
+    clockwise from the person's) in the terminal; returns the exit code.
 
     Ctrl-C anywhere in the session ends it cleanly (exit code 0), like end of input.
     """
-    session = TerminalGame(opponent, dice, opponent_name=opponent_name, seat=seat, input_fn=input_fn, out=out)
+    session = TerminalGame(opponents, dice, opponent_names=opponent_names, seat=seat, input_fn=input_fn, out=out)
     try:
         return session.run(games)
     except KeyboardInterrupt:

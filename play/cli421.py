@@ -2,8 +2,9 @@
 
 The engine (``envs.game421``) plays every step without a choice (the charge
 phase, first rolls, RAMPO, a follower's last roll) and records it in
-``Game421.events``; this module narrates those events, so the person sees every
-roll, every exchange, the pot and everyone's tokens.  At the person's own
+``Game421.events``; ``envs.narrate`` puts those events into words (through
+``play.session.Session``), so the person sees every roll, every exchange, the
+pot and everyone's tokens.  At the person's own
 decision it shows their dice, the rolls used and allowed, the hands already
 played this round (the leader's with its roll count), and reads a move:
 ``stop`` (``s``), the *values* of the dice to reroll (``6 5``, ``65``,
@@ -16,18 +17,18 @@ whole session; all chance comes from one dice source, so a seed replays.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections import Counter
 from typing import Callable, Optional, Sequence, TextIO
 
 from agents.base import Agent
-from envs import codec421
 from envs import game421 as g
 from envs.dice import DiceSource
+from envs.narrate import plural as _plural
 from play.cli420 import ScriptedInput  # noqa: F401 (re-exported for tests and callers)
-from play.prompt import ALL_WORDS, Command, QuitGame, ask_move, command_word, play_series, strip_word
+from play.prompt import ALL_WORDS, Command, ask_move, command_word, play_series, strip_word
 from play.prompt import parse_dice as read_dice
+from play.session import Session
 
 InputFn = Callable[[str], str]
 
@@ -62,10 +63,6 @@ STOP_WORDS = {"stop", "s"}
 def seat_name(seat: int) -> str:
     """P1, P2, P3 for seats 0, 1, 2."""
     return f"P{seat + 1}"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 # --- reading a move -------------------------------------------------------------
@@ -178,29 +175,18 @@ class TerminalGame421:
         self.agent_of_seat: dict[int, Agent] = {}
         self.name_of_seat: dict[int, str] = {}
         self.hinted = False
-        # narration state
-        self.seen = 0
-        self.charge_round = 0
-        self.discharge_round = 0
-        self.round_hands: list[tuple[int, tuple]] = []
-        self.rampo_count = 0
-        self.round_leader: int | None = None
+        self.session: Optional[Session] = None
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
 
     # names -------------------------------------------------------------------------
     def who(self, seat: int) -> str:
-        return f"{seat_name(seat)} ({'you' if seat == self.human else self.name_of_seat[seat]})"
+        return self.session.narrator.who(seat)
 
     def tokens_line(self, game: g.Game421) -> str:
-        parts = []
-        for s in range(self.n_players):
-            mark = " (you)" if s == self.human else ""
-            out = " (out)" if s in game.winners else ""
-            parts.append(f"{seat_name(s)}{mark} {game.tokens[s]}{out}")
-        pot = f" | pot {game.pot}" if game.phase == g.CHARGE or game.pot else ""
-        return "Tokens: " + ", ".join(parts) + pot
+        pot = game.pot if game.phase == g.CHARGE or game.pot else None
+        return self.session.narrator.tokens_line(game.tokens, pot, out=game.winners)
 
     # play ------------------------------------------------------------------------
     def run(self, games: int = 1) -> int:
@@ -218,25 +204,23 @@ class TerminalGame421:
     def play_game(self) -> int:
         """One game to the end; returns the losing seat.  Raises ``QuitGame``."""
         self.seat_players()
-        self.seen = self.charge_round = self.discharge_round = 0
         self.hinted = False
-        game = g.Game421(self.n_players, pot=self.pot, dice=self.dice)
+        labels = ["" if s == self.human else self.name_of_seat[s] for s in range(self.n_players)]
+        bots = [self.agent_of_seat.get(s) for s in range(self.n_players)]
+        self.session = session = Session("421", bots, self.human, self.dice, labels=labels, pot=self.pot)
+        game = session.game
         seats = ", ".join(self.who(s) for s in range(self.n_players))
         self.say(
             f"421: {self.n_players} players ({seats}), pot {self.pot}. "
             f"{self.who(game.first_player)} plays first (drawn at random). "
             "Whoever ends up holding every token loses; '?' at your turn explains the rules."
         )
-        self.narrate(game)
-        while not game.is_over:
-            seat = game.current_player
-            if seat == self.human:
-                self.human_turn(game)
-            else:
-                obs = codec421.observe(game, seat)
-                mask = codec421.legal_mask(game.legal_actions())
-                game.apply(int(self.agent_of_seat[seat].act(obs, mask)))
-            self.narrate(game)
+        while True:
+            for line in session.read():
+                self.say(line)
+            if session.over:
+                break
+            self.human_turn(game)
         if game.loser == self.human:
             self.losses += 1
         else:
@@ -273,7 +257,7 @@ class TerminalGame421:
         while True:
             action = self.ask(game)
             try:
-                game.apply(action)
+                self.session.submit(action)
                 return
             except g.IllegalAction as e:
                 self.say(f"  Not a legal move: {self.explain_illegal(game, action, e)}. (\"legal\" lists your legal moves)")
@@ -299,96 +283,6 @@ class TerminalGame421:
 
         return ask_move(self.input_fn, self.say, prompt, lambda line: parse_command(line, hand), HELP,
                         lambda: legal_moves_text(hand, game.legal_actions()), g.IllegalAction)
-
-    # narration ---------------------------------------------------------------------
-    def narrate(self, game: g.Game421) -> None:
-        """Print every event the engine recorded since the last call."""
-        for event in game.events[self.seen:]:
-            text = self.describe(game, event)
-            if text:
-                self.say(text)
-        self.seen = len(game.events)
-
-    def describe(self, game: g.Game421, e: dict) -> Optional[str]:
-        kind, phase = e["type"], e["phase"]
-        if kind == "round":
-            self.round_hands, self.rampo_count = [], 0
-            order = ", ".join(seat_name(s) for s in e["order"])
-            if phase == g.CHARGE:
-                self.charge_round += 1
-                return f"Charge round {self.charge_round} (order {order}):"
-            self.discharge_round += 1
-            self.round_leader = e["leader"]
-            return f"Discharge round {self.discharge_round}: {self.who(e['leader'])} leads (order {order})."
-        if kind == "roll" and phase == g.CHARGE:
-            self.round_hands.append((e["seat"], e["hand"]))
-            return f"  {self.who(e['seat'])} rolls {g.hand_str(e['hand'])}"
-        if kind == "roll":
-            return f"  {self.who(e['seat'])} roll 1: {g.hand_str(e['hand'])}"
-        if kind == "reroll":
-            keep, rolled = e["keep"], e["rolled"]
-            move = f"keeps {g.hand_str(keep)}, rerolls {len(rolled)} {'die' if len(rolled) == 1 else 'dice'}" if keep else "rerolls all three"
-            return f"  {self.who(e['seat'])} roll {e['roll']}: {move}: {' '.join(map(str, rolled))} -> {g.hand_str(e['hand'])}"
-        if kind == "stop":
-            return (
-                f"  {self.who(e['seat'])} stops after {_plural(e['rolls'], 'roll')} with {g.hand_str(e['hand'])}: "
-                f"the others must make exactly {_plural(e['rolls'], 'roll')}."
-            )
-        if kind == "turn_end":
-            self.round_hands.append((e["seat"], e["hand"]))
-            if e["seat"] == self.round_leader:
-                if e["rolls"] == g.MAX_ROLLS:
-                    return (f"  {self.who(e['seat'])} plays {g.hand_str(e['hand'])} after all 3 rolls: "
-                            "the others must make exactly 3 rolls.")
-                return None  # the stop line said it
-            return f"  {self.who(e['seat'])} plays {g.hand_str(e['hand'])}."
-        if kind == "rampo":
-            self.rampo_count += 1
-            order = ", ".join(self.who(s) for s in e["order"])
-            again = "again " if self.rampo_count > 1 else ""
-            return f"  Tie for the lowest hand {again}-> RAMPO, one roll each: {order}"
-        if kind == "rampo_roll":
-            return f"    RAMPO: {self.who(e['seat'])} rolls {g.hand_str(e['hand'])}"
-        if kind == "take":
-            taker = self.who(e["seat"])
-            if e["rampo"]:
-                what = f"{taker} loses the RAMPO and takes 1 token from the pot"
-            else:
-                high_seat, high = max(self.round_hands, key=lambda sh: g.hand_rank(sh[1]))
-                what = (f"{taker} has the lowest hand and takes {_plural(e['amount'], 'token')} from the pot "
-                        f"(the highest hand, {g.hand_str(high)}, is worth {e['due']}")
-                what += f"; only {e['amount']} left)" if e["amount"] < e["due"] else ")"
-            return f"  -> {what}.\n  {self.tokens_line_at(e['tokens'], e['pot'])}"
-        if kind == "charge_end":
-            return f"End of the charge. {self.who(e['last_taker'])} took the last tokens."
-        if kind == "give":
-            giver, receiver = self.who(e["giver"]), self.who(e["receiver"])
-            hands = dict(self.round_hands)
-            if e["rampo"]:
-                what = f"{receiver} loses the RAMPO: {giver} gives {receiver} {_plural(e['amount'], 'token')}"
-            else:
-                what = (f"highest hand {g.hand_str(hands[e['giver']])} (worth {e['due']}) by {giver}, "
-                        f"lowest {g.hand_str(hands[e['receiver']])} by {receiver}: "
-                        f"{seat_name(e['giver'])} gives {seat_name(e['receiver'])} {_plural(e['amount'], 'token')}")
-                if e["amount"] < e["due"]:
-                    what += f" (all it held; {e['due']} due)"
-            return f"  -> {what}.\n  {self.tokens_line_at(e['tokens'])}"
-        if kind == "leave":
-            if e["seat"] == self.human:
-                return f"{self.who(e['seat'])} has no tokens left: you are out of the game, a winner!"
-            return f"{self.who(e['seat'])} has no tokens left and leaves the game, a winner."
-        if kind == "game_end":
-            loser = e["loser"]
-            held = f"{self.who(loser)} holds all {e['tokens'][loser]} tokens and loses the game"
-            if loser == self.human:
-                return f"Game over: {held}. You lose."
-            return f"Game over: {held}. You win!"
-        return None  # "start" is said by the intro
-
-    def tokens_line_at(self, tokens: Sequence[int], pot: Optional[int] = None) -> str:
-        """Everyone's tokens (and the pot, during the charge) as an event recorded them."""
-        parts = [f"{seat_name(s)}{' (you)' if s == self.human else ''} {tokens[s]}" for s in range(self.n_players)]
-        return "Tokens: " + ", ".join(parts) + (f" | pot {pot}" if pot is not None else "")
 
 
 def play_terminal421(

@@ -17,10 +17,11 @@ import numpy as np
 
 from agents import solver420
 from agents.solver420 import decision_batch, policy_table  # noqa: F401 (re-exported)
-from envs import codec420
 from envs import game420 as g
 
 CSV_HEADER = ("hand", "opponent", "reroll")
+
+
 @dataclass(frozen=True)
 class ExactResult:
     """Exact win probabilities against the optimal bot, with optimal's own in the same seats."""
@@ -108,3 +109,20 @@ def is_deterministic(table: np.ndarray) -> bool:
     """Whether the table puts all probability on one keep in every decision state."""
     states, _, _ = decision_batch()
     return bool(np.all(table[states[:, 0], states[:, 1]].max(axis=1) > 1 - 1e-9))
+
+
+def evaluate(rows: list[tuple[str, object]], exact: bool, games: int, seed: int, out: TextIO,
+             err: TextIO | None = None) -> None:
+    """``python -m play evaluate 420``: exact figures against the optimal bot, or simulated games."""
+    if exact:
+        print(format_exact([(name, exact_evaluation(agent)) for name, agent in rows]), file=out)
+        return
+    from agents.bots420 import OptimalAgent
+    from play.tournament import format_match, play_match
+
+    optimal = OptimalAgent()
+    print(f"Simulated against the optimal bot ({games} games each; --exact gives exact figures):", file=out)
+    for name, agent in rows:
+        result = play_match("420", agent, optimal, games, seed=seed, names=(name, "optimal"))
+        print(file=out)
+        print(format_match(result), file=out)

@@ -1,11 +1,9 @@
 """Bot-vs-bot matches and their statistics.
 
-Game-neutral on purpose: a match takes a *game runner*, a function that plays
-one game with the given agents in seats 0..n-1 and a dice source and returns
-the winning seat (420) or the set of winning seats (421: everyone but the
-loser).  ``RUNNERS`` maps a game name to its runner: :func:`play_game_420`,
-:func:`play_game_421`.  The statistics (:func:`wilson_interval`, :class:`Rate`)
-know nothing about dice.
+Game-neutral on purpose: a match plays games of any registered game through
+the one game loop (:func:`play_game`, ``envs.engine.play_out``); a player wins a
+game when it does not lose.  The statistics (:func:`wilson_interval`,
+:class:`Rate`) know nothing about dice.
 """
 
 from __future__ import annotations
@@ -14,18 +12,15 @@ import math
 from dataclasses import dataclass, field
 from itertools import permutations
 from statistics import NormalDist
-from typing import Callable, Collection, Sequence, Union
+from typing import Callable, Sequence
 
 import numpy as np
 
+import games as registry
 from agents.base import Agent
-from envs import codec420, codec421
-from envs import game420 as g
-from envs import game421 as g421
 from envs.dice import DiceSource, RandomDice
+from envs.engine import play_out
 
-# (agents by seat, dice) -> the winning seat, or the winning seats
-GameRunner = Callable[[Sequence[Agent], DiceSource], Union[int, Collection[int]]]
 # (games done, games in all) -> None; called after every game of a match
 Progress = Callable[[int, int], None]
 
@@ -121,8 +116,8 @@ def play_match(
     games: int,
     seed: int | None = None,
     names: tuple[str, str] | None = None,
-    runner: GameRunner | None = None,
     progress: Progress | None = None,
+    **options,
 ) -> MatchResult:
     """Play ``games`` games of ``game`` between A and B, alternating seats:
     A takes seat 0 (who moves first) in games 1, 3, 5, ... and B in the others.
@@ -130,7 +125,7 @@ def play_match(
     All dice come from one ``RandomDice(seed)``, so a seed replays the match
     (given agents seeded the same way).
     """
-    return play_match_n(game, (agent_a, agent_b), games, seed=seed, names=names, runner=runner, progress=progress)
+    return play_match_n(game, (agent_a, agent_b), games, seed=seed, names=names, progress=progress, **options)
 
 
 def seatings(n_players: int) -> list[tuple[int, ...]]:
@@ -149,36 +144,34 @@ def play_match_n(
     games: int,
     seed: int | None = None,
     names: Sequence[str] | None = None,
-    runner: GameRunner | None = None,
     progress: Progress | None = None,
     seat_names: Sequence[str] | None = None,
     settings: str = "",
     note: str = "",
+    **options,
 ) -> MatchResult:
     """Play ``games`` games between ``players`` (one per seat), cycling through
     :func:`seatings`: game i seats them in order ``seatings(n)[i % n!]``, so each
     player holds each seat equally often when ``games`` is a multiple of n!.
 
-    A player wins a game when its seat is among the winners the runner reports.
+    A player wins a game when its seat does not lose (``options``: the game's, e.g. the pot).
     All dice come from one ``RandomDice(seed)``, so a seed replays the match
     (given agents seeded the same way).
     """
     if games < 1:
         raise ValueError(f"a match needs at least one game, got {games}")
     n = len(players)
-    runner = runner or RUNNERS[game]
     names = tuple(names) if names is not None else tuple(getattr(p, "name", "ABC"[i]) for i, p in enumerate(players))
     if len(names) != n:
         raise ValueError(f"{n} players but {len(names)} names")
     if seat_names is None:
-        seat_names = SEAT_NAMES.get((game, n), tuple(f"seat {s}" for s in range(n)))
+        seat_names = seat_labels(game, n)
     result = MatchResult(game, names, tuple(seat_names), seed=seed, settings=settings, note=note)
     orders = seatings(n)
     dice = RandomDice(seed)
     for i in range(games):
         player_of_seat = orders[i % len(orders)]
-        winners = runner([players[p] for p in player_of_seat], dice)
-        winners = {winners} if isinstance(winners, (int, np.integer)) else set(winners)
+        winners = play_game(game, [players[p] for p in player_of_seat], dice, **options)
         for seat, player in enumerate(player_of_seat):
             result.games[player, seat] += 1
             result.wins[player, seat] += int(seat in winners)
@@ -241,45 +234,17 @@ def format_against(name: str, results: Sequence[MatchResult], confidence: float 
     return "\n".join(lines)
 
 
-# --- game runners ---------------------------------------------------------------
-def play_game_420(agents: Sequence[Agent], dice: DiceSource) -> int:
-    """One two-player game of 420: ``agents[0]`` is Red.  Returns the winning seat.
-
-    Agents are asked only when they have a choice; first rolls (R1), resets
-    (R4) and hands with nothing to keep are played for them, as in the env.
-    """
-    game = g.Game420(2, dice=dice)
-    while not game.is_over:
-        legal = game.legal_actions()
-        if len(legal) == 1:
-            game.play(legal[0])
-            continue
-        seat = game.current
-        obs = codec420.observe(game, seat)
-        game.play(int(agents[seat].act(obs, codec420.action_mask(game.hands[seat]))))
-    return game.winner
+# --- one game ---------------------------------------------------------------------
+def play_game(game: str, agents: Sequence[Agent], dice: DiceSource, **options) -> frozenset[int]:
+    """One game of ``game`` with ``agents[seat]`` in each seat, seat 0 playing first;
+    returns the seats that did not lose (420 with two players: the winner)."""
+    spec = registry.get(game)
+    table = spec.new_game(len(agents), dice=dice, first_player=0, **options)
+    play_out(table, agents, spec.codec)
+    return frozenset(seat for seat, r in enumerate(table.returns()) if r > 0)
 
 
-def play_game_421(agents: Sequence[Agent], dice: DiceSource, pot: int = 15) -> frozenset[int]:
-    """One game of 421 among ``agents`` (2 or 3, by seat); seat 0 plays first (H7),
-    so a seat is a place in the playing order.  Returns the winning seats: all but the loser.
-
-    The engine plays every step without a choice (charge, first rolls, RAMPO,
-    a follower's last roll); agents are asked only at a decision.
-    """
-    game = g421.Game421(len(agents), pot=pot, dice=dice, first_player=0)
-    while not game.is_over:
-        seat = game.current_player
-        obs = codec421.observe(game, seat)
-        game.apply(int(agents[seat].act(obs, codec421.legal_mask(game.legal_actions()))))
-    return frozenset(range(len(agents))) - {game.loser}
-
-
-RUNNERS: dict[str, GameRunner] = {"420": play_game_420, "421": play_game_421}
-# Seat names by (game, number of players); a game's two-player names are also under the game alone.
-SEAT_NAMES: dict = {
-    "420": g.SEAT_NAMES,
-    ("420", 2): g.SEAT_NAMES,
-    ("421", 2): ("1st player", "2nd player"),
-    ("421", 3): ("1st player", "2nd player", "3rd player"),
-}
+def seat_labels(game: str, n_players: int) -> tuple[str, ...]:
+    """How the game names its seats (Red/Blue, Player 1.., P1..), as the narration does."""
+    narrator = registry.get(game).narrator(n_players)
+    return tuple(narrator.seat_name(s) for s in range(n_players))

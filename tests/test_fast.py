@@ -11,6 +11,7 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.vec_env import VecMonitor
 
+import agents
 from agents import solver420
 from agents.features import FastMlpPolicy, OneHotInts
 from agents.ppo_agent import game_spaces, policy_kwargs_from
@@ -34,7 +35,7 @@ def twin_policies(game: str, spec: dict, seed: int = 0):
 
 def rollout_batch_420(n: int = 512, seed: int = 0):
     """Observations and masks from real 420 games, with duplicate rows (as in a minibatch)."""
-    env = Vec420Env(n, solver420.bot_table("optimal"), seed=seed)
+    env = Vec420Env(n, agents.bot_table("420", "optimal"), seed=seed)
     obs = env.reset()
     rng = np.random.default_rng(seed)
     all_obs, all_masks = [], []
@@ -51,7 +52,7 @@ def rollout_batch_420(n: int = 512, seed: int = 0):
 def rollout_batch_421(n: int = 300, seed: int = 0):
     from envs.dice421_env import Dice421Env
 
-    env = Dice421Env(opponent="heuristic")
+    env = Dice421Env(opponent=agents.make_agent("421", "heuristic"))
     rng = np.random.default_rng(seed)
     obs, info = env.reset(seed=seed)
     all_obs, all_masks = [], []
@@ -109,7 +110,7 @@ def test_batched_ppo_collects_the_same_rollout_as_maskable_ppo(policy_class):
     spec = PRESETS["ppo-420"].policy
     buffers, episodes = [], []
     for algo, monitor in ((MaskablePPO, VecMonitor), (BatchedMaskablePPO, EpisodeMonitor)):
-        env = monitor(Vec420Env(64, solver420.bot_table("optimal"), seed=5))
+        env = monitor(Vec420Env(64, agents.bot_table("420", "optimal"), seed=5))
         model = algo(policy_class, env, policy_kwargs=policy_kwargs_from(spec), n_steps=32,
                      batch_size=512, n_epochs=1, seed=5, device="cpu")
         model.learn(64 * 32 * 2)  # two rollouts and one update in between
@@ -123,8 +124,8 @@ def test_batched_ppo_collects_the_same_rollout_as_maskable_ppo(policy_class):
 
 
 def test_episode_monitor_matches_vec_monitor_infos():
-    plain = VecMonitor(Vec420Env(32, solver420.bot_table("greedy"), seed=2))
-    fast = EpisodeMonitor(Vec420Env(32, solver420.bot_table("greedy"), seed=2))
+    plain = VecMonitor(Vec420Env(32, agents.bot_table("420", "greedy"), seed=2))
+    fast = EpisodeMonitor(Vec420Env(32, agents.bot_table("420", "greedy"), seed=2))
     plain.reset(), fast.reset()
     rng = np.random.default_rng(0)
     ended = 0
@@ -157,7 +158,7 @@ def test_suboptimal_choices_counts_exactly_the_costly_choices():
     red, blue = solver420.win_probabilities(solver420.one_hot(keeps), best.policy_table())
     assert red + blue < best.red_win + (1 - best.red_win) - 1e-12
     # A real bot: suboptimal somewhere, and it loses to the optimum in exact evaluation.
-    greedy = solver420.bot_table("greedy").argmax(axis=2)
+    greedy = agents.bot_table("420", "greedy").argmax(axis=2)
     assert solver420.suboptimal_choices(greedy) > 0
     assert sum(solver420.win_probabilities(solver420.one_hot(greedy), best.policy_table())) < 1.0 - 1e-6
 

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def session(dice, lines, seat="red", opponent="greedy", games=1):
     out = io.StringIO()
     rc = play_terminal(
-        make_agent("420", opponent), ScriptedDice(dice), opponent_name=opponent, seat=seat, games=games,
+        make_agent("420", opponent), ScriptedDice(dice), opponent_names=opponent, seat=seat, games=games,
         input_fn=ScriptedInput(lines, out), out=out,
     )
     return rc, out.getvalue()
@@ -52,18 +52,18 @@ def test_bad_inputs_are_explained_and_asked_again_then_a_legal_move_wins():
     bad = ["x", "7", "1 1 1 1 1", "2", "6", ""]
     rc, text = session([1, 5, 6, 6, 1, 1, 2, 3, 3, 5], [*bad, "1 5"])
     assert rc == 0
-    prompts = re.findall(r"Your hand 1-5-6-6 \(18\)\. Reroll which dice\?", text)
+    prompts = re.findall(r"Your hand 6-6-5-1 \(18\)\. Reroll which dice\?", text)
     assert len(prompts) == len(bad) + 1  # one re-prompt per bad input, nothing lost
     assert '"1 5", "1,5", "15", "all"' in text and '"?" for help' in text
     assert "could not read 'x'" in text
     assert "7 is not a die value" in text
     assert "only 4 dice" in text
-    assert "cannot reroll 2: the hand 1-5-6-6 does not hold those dice" in text
-    assert "cannot keep 1-5-6 and reroll 6" in text and "(R3)" in text
-    assert "Red (you) kept 6-6, rolled 3-5 -> 3-5-6-6 (20)" in text
+    assert "cannot reroll 2: the hand 6-6-5-1 does not hold those dice" in text
+    assert "cannot keep 6-5-1 and reroll 6" in text and "(R3)" in text
+    assert "Red (you) kept 6-6, rolled 5-3 -> 6-6-5-3 (20)" in text
     assert "Red (you) made 20: you win!" in text
     # both hands are shown, with totals, before the person moves
-    assert re.search(r"Red \(you\)\s+1-5-6-6 \(18\)\n\s+Blue \(greedy\)\s+1-1-2-3 \(7\)", text)
+    assert re.search(r"Red \(you\)\s+6-6-5-1 \(18\)\n\s+Blue \(greedy\)\s+3-2-1-1 \(7\)", text)
 
 
 @pytest.mark.parametrize("typed", ["1 5", "1,5", "15", "5 1", "1-5", "keep 6 6", "k66", "reroll 15"])
@@ -77,15 +77,15 @@ def test_all_help_and_legal_commands():
     assert parse_command(" ? ", hand).kind == "help"
     assert parse_command("legal", hand).kind == "legal"
     assert parse_command("Q", hand).kind == "quit"
-    with pytest.raises(g.IllegalMove, match="R3"):
+    with pytest.raises(g.IllegalAction, match="R3"):
         parse_command("5 6 6", hand)  # keep the 1: rerolling 3 needs a kept 5 or 6
     rc, text = session([1, 5, 6, 6, 1, 1, 2, 3, 3, 5, 1, 1, 1, 1, 1, 1], ["?", "legal", "all"])
     assert rc == 0
     assert "reroll 3 dice only if the die you keep is 5 or 6" in text
-    legal_block = text.split("Legal moves with 1-5-6-6 (18):")[1]
+    legal_block = text.split("Legal moves with 6-6-5-1 (18):")[1]
     for a in g.legal_keeps((1, 5, 6, 6)):
         assert g.describe_action(a, (1, 5, 6, 6)) in legal_block
-    assert "Red (you) rerolled all four, rolled 3-5-1-1 -> 1-1-3-5 (10)" in text
+    assert "Red (you) rerolled all four, rolled 5-3-1-1 -> 5-3-1-1 (10)" in text
 
 
 def test_forced_turns_are_played_with_the_reason():
@@ -94,9 +94,9 @@ def test_forced_turns_are_played_with_the_reason():
     dice = [1, 5, 6, 6, 1, 1, 2, 3, 6, 6, 1, 1, 1, 1, 5, 5, 5, 5]
     rc, text = session(dice, ["15"])
     assert rc == 0
-    assert "Red (you): first turn, rolls all four dice (R1) -> 1-5-6-6 (18)" in text
-    assert "Blue (greedy): hand 1-1-2-3 (7) has no dice R3 allows keeping, so all four are rerolled -> 1-1-1-1 (4)" in text
-    assert "Red (you): hand 6-6-6-6 (24) is over 20, so all four dice are rerolled (R4) -> 5-5-5-5 (20)  = 20!" in text
+    assert "Red (you) rolls all four (first turn, R1) -> 6-6-5-1 (18)" in text
+    assert "Blue (greedy): nothing in 3-2-1-1 (7) may be kept (R3), rerolls all four -> 1-1-1-1 (4)" in text
+    assert "Red (you): 6-6-6-6 (24) is over 20, rerolls all four (R4) -> 5-5-5-5 (20)  = 20!" in text
     assert text.count("Reroll which dice?") == 1  # forced turns never ask
     assert "you win!" in text
 
@@ -116,7 +116,7 @@ def test_the_opponents_move_is_shown():
         else f"Red (greedy) rerolled all four, rolled {g.format_hand(rolled)}"
     )
     assert line in text
-    assert "Your hand 2-3-4-6 (15)" in text
+    assert "Your hand 6-4-3-2 (15)" in text
 
 
 def test_end_of_input_mid_game_exits_cleanly():
@@ -311,14 +311,14 @@ def test_export_optimal_policy(tmp_path, capsys):
         (g.format_hand(g.HANDS[h]), g.format_hand(g.HANDS[o])) for h, o in states
     ]
     solution = solver420.solve()
-    hand = (1, 5, 6, 6)
+    hand = (6, 6, 5, 1)
     h = g.HAND_INDEX[hand]
-    mine = [r for r in rows if r["hand"] == "1-5-6-6"]
+    mine = [r for r in rows if r["hand"] == "6-6-5-1"]
     assert len(mine) == sum(1 for s in states if s[0] == h)
     for r in mine:
         o = g.HAND_INDEX[tuple(int(d) for d in r["opponent"].split("-"))]
         assert r["reroll"] == g.format_hand(g.reroll_of(hand, int(solution.policy[h, o])))
-    assert {r["reroll"] for r in mine} == {"1-5"}  # the solver keeps 6-6 against every opponent
+    assert {r["reroll"] for r in mine} == {"5-1"}  # the solver keeps 6-6 against every opponent
 
 
 # --- CLI plumbing ---------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 import agents
 import play.__main__ as play_main
 from agents import make_agent
-from agents.bots421 import BOT_NAMES_421
+from helpers import BOT_NAMES_421
 from envs import game421 as g
 from envs.dice import RandomDice, ScriptedDice
 from play import tournament
@@ -94,12 +94,12 @@ def test_worked_example_bad_inputs_are_explained_and_the_game_plays_to_the_end()
     assert "cannot keep 6: your dice 5-4-1 do not hold those values" in text
     assert text.count('type "stop", the values of the dice to reroll') >= 2  # "x" and the empty line
     # the moves: the person's, then every roll of the bot, the exchange and the end
-    assert "P1 (you) roll 2: keeps 4-1, rerolls 1 die: 6 -> 6-4-1" in text
-    assert "P1 (you) roll 3: keeps 4-1, rerolls 1 die: 4 -> 4-4-1" in text
+    assert "P1 (you) roll 2: kept 4-1, rolled 6 -> 6-4-1" in text
+    assert "P1 (you) roll 3: kept 4-1, rolled 4 -> 4-4-1" in text
     assert "P1 (you) plays 4-4-1 after all 3 rolls: the others must make exactly 3 rolls." in text
     assert "P2 (greedy421) roll 1: 1-1-1" in text
-    assert "P2 (greedy421) roll 2: keeps 1, rerolls 2 dice: 4 1 -> 4-1-1" in text
-    assert "P2 (greedy421) roll 3: keeps 4-1, rerolls 1 die: 1 -> 4-1-1" in text
+    assert "P2 (greedy421) roll 2: kept 1, rolled 4-1 -> 4-1-1" in text
+    assert "P2 (greedy421) roll 3: kept 4-1, rolled 1 -> 4-1-1" in text
     assert ("highest hand 4-1-1 (worth 4) by P2 (greedy421), lowest 4-4-1 by P1 (you): "
             "P2 gives P1 3 tokens (all it held; 4 due)") in text
     assert "Tokens: P1 (you) 5, P2 0" in text
@@ -112,15 +112,15 @@ def test_a_follower_cannot_stop_and_must_make_the_leaders_number_of_rolls():
     leader = ScriptedAgent([g.action_for_keep((4, 1)), g.action_for_keep((4, 1))])
     rc, text = session(CHARGE + " 541 6 4  111 4 4", ["s", "stop", "1", "4"], seat=1, opponents=(leader,))
     assert rc == 0
-    assert "P1 (scripted) roll 2: keeps 4-1, rerolls 1 die: 6 -> 6-4-1" in text
+    assert "P1 (scripted) roll 2: kept 4-1, rolled 6 -> 6-4-1" in text
     assert ("Your turn, P2 (you): roll 1 of 3. The leader P1 (scripted) made 3 rolls, "
             "so you must make exactly 3 (no stopping).") in text
     assert "played:       P1 (scripted) 4-4-1 (leader, 3 rolls)" in text  # the leader's hand and roll count
     assert text.count("Not a legal move: you cannot stop: the leader P1 (scripted) made 3 rolls, "
                       "so you must make exactly 3 and this is roll 1 (H4)") == 2
     assert len(re.findall(r"Your dice 1-1-1 \(roll 1 of 3\)\. Reroll which dice\?", text)) == 3
-    assert "P2 (you) roll 2: keeps 1-1, rerolls 1 die: 4 -> 4-1-1" in text
-    assert "P2 (you) roll 3: keeps 1-1, rerolls 1 die: 4 -> 4-1-1" in text
+    assert "P2 (you) roll 2: kept 1-1, rolled 4 -> 4-1-1" in text
+    assert "P2 (you) roll 3: kept 1-1, rolled 4 -> 4-1-1" in text
     assert "P2 (you) has no tokens left: you are out of the game, a winner!" in text
     assert "Game over: P1 (scripted) holds all 5 tokens and loses the game. You win!" in text
 
@@ -224,30 +224,27 @@ def test_default_opponent_that_cannot_load_gives_a_clear_message(monkeypatch, ca
 
 # --- agents -----------------------------------------------------------------------------
 def test_make_agent_knows_the_421_bots():
-    assert "421" in agents.GAMES and agents.SHIPPED["421"] == "ppo-421"
+    import games
+
+    assert "421" in games.names() and games.get("421").shipped == "ppo-421"
     names = agents.agent_names("421")
     assert names[: len(BOT_NAMES_421)] == BOT_NAMES_421 and names[-1] == "ppo-421"
-    try:
-        from agents.solver421 import OptimalAgent421  # noqa: F401
-        has_optimal = True
-    except Exception:  # noqa: BLE001
-        has_optimal = False
-    assert ("optimal" in agents.BOT_NAMES["421"]) == has_optimal
-    for name in BOT_NAMES_421:
+    assert "optimal" in names and games.get("421").bots_for(3) == BOT_NAMES_421
+    for name in names[:-1]:
         assert hasattr(make_agent("421", name, seed=1), "act")
     with pytest.raises(ValueError, match="unknown agent 'nosuchbot' for 421: not one of random, heuristic"):
         make_agent("421", "nosuchbot")
-    assert agents.BOT_NAMES["420"] == ("random", "greedy", "foundation", "optimal")
+    assert agents.agent_names("420") == ("random", "greedy", "foundation", "optimal", "ppo-420")
 
 
 # --- match ------------------------------------------------------------------------------
 ROW = re.compile(
-    r"^(\S.*?)?\s+(overall|as \d\w\w player)\s+([\d.]+)% \[\s*([\d.]+)%,\s*([\d.]+)%\]\s+\((\d+)/(\d+)\)$"
+    r"^(\S.*?)?\s+(overall|as P\d)\s+([\d.]+)% \[\s*([\d.]+)%,\s*([\d.]+)%\]\s+\((\d+)/(\d+)\)$"
 )
 
 
 def _parse_match(text):
-    """{(player, 'overall'|'as 1st player'|...): (rate %, lo %, hi %, wins, games)}."""
+    """{(player, 'overall'|'as P1'|...): (rate %, lo %, hi %, wins, games)}."""
     rows, player = {}, None
     for line in text.splitlines():
         m = ROW.match(line)
@@ -277,7 +274,7 @@ def test_two_player_match_prints_rates_and_intervals_reproducibly(capsys):
     for (player, where), row in rows.items():
         assert row[4] == (40 if where == "overall" else 20)
     assert rows[("heuristic", "overall")][3] + rows[("random", "overall")][3] == 40  # one loser a game
-    assert rows[("heuristic", "as 1st player")][3] + rows[("random", "as 2nd player")][3] == 20
+    assert rows[("heuristic", "as P1")][3] + rows[("random", "as P2")][3] == 20
     assert rows[("heuristic", "overall")][0] > 50
     assert main(argv) == 0
     assert capsys.readouterr().out == text
@@ -321,19 +318,18 @@ def test_the_421_runner_seats_the_first_player_and_returns_all_but_the_loser():
     keep41, keep11 = g.action_for_keep((4, 1)), g.action_for_keep((1, 1))
     seed003 = [ScriptedAgent([keep41, keep41]), ScriptedAgent([keep11, keep11])]
     dice = ScriptedDice(rolls(CHARGE + " 541 6 4  111 4 4"))  # no seat to draw: seat 0 starts
-    assert tournament.RUNNERS["421"] is tournament.play_game_421
-    assert tournament.play_game_421(seed003, dice, pot=5) == {1}  # seed 003: P1 (seat 0) loses
+    assert tournament.play_game("421", seed003, dice, pot=5) == {1}  # the worked example: P1 (seat 0) loses
     assert dice.remaining == ()
     bots = [make_agent("421", "greedy421"), make_agent("421", "heuristic")]
     for seed in range(5):
-        game_winners = tournament.play_game_421(bots + [make_agent("421", "random", seed)], RandomDice(seed), pot=4)
+        game_winners = tournament.play_game("421", bots + [make_agent("421", "random", seed)], RandomDice(seed), pot=4)
         assert len(game_winners) == 2 and game_winners <= {0, 1, 2}
 
 
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["match", "420", "--agent", "greedy", "--opponent", "random", "--pot", "5"], "--pot is for 421 only"),
+        (["match", "420", "--agent", "greedy", "--opponent", "random", "--pot", "5"], "420 has no option pot"),
         (["match", "421", "--agent", "random", "--opponent", "random", "--players", "2", "--opponent2", "random"],
          "--opponent2 needs --players 3"),
     ],
@@ -362,8 +358,8 @@ def test_evaluate_exact_prints_the_solver_figures_and_the_best_reply():
     assert main(["evaluate", "421", "--agent", "random", "--exact"], out=out) == 0
     line = next(l for l in out.getvalue().splitlines() if l.startswith("random "))
     p, gap, vs_reply = (float(x) for x in line.split()[1:4])
-    table = solver421.bot_table("random", 15)
-    assert p == pytest.approx(solver421.evaluate(table, solver421.bot_table("optimal", 15)), abs=1e-6)
+    table = agents.bot_table("421", "random", pot=15)
+    assert p == pytest.approx(solver421.evaluate(table, agents.bot_table("421", "optimal", pot=15)), abs=1e-6)
     assert gap == pytest.approx(100 * (p - 0.5), abs=1e-4)
     assert 0.0 < vs_reply <= p + 1e-9 < 0.5  # a best reply wins at least as much as the optimal bot does
 

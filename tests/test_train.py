@@ -64,14 +64,10 @@ def test_smoke_run_saves_a_checkpoint_that_reloads_and_plays(smoke_run):
     # it plays a whole game through the engine, always legally
     game = g.Game420(dice=RandomDice(0))
     while not game.is_over:
-        legal = game.legal_actions()
-        if len(legal) == 1:
-            game.play(legal[0])
-        else:
-            mask = codec420.action_mask(game.hands[game.current])
-            action = agent.act(codec420.observe(game, game.current), mask)
-            assert mask[action]
-            game.play(action)
+        mask = codec420.action_mask(game.hands[game.current_player])
+        action = agent.act(codec420.observe(game, game.current_player), mask)
+        assert mask[action]
+        game.apply(action)
     # reloading gives the same decisions as the saved policy reported
     again = PPOAgent.load(ck / "smoke")
     obs = np.stack([codec420.encode(g.HANDS[h], g.HANDS[o]) for h, o in codec420.decision_states()[:500]])
@@ -137,7 +133,7 @@ def test_help_lists_the_presets(capsys):
 
 
 def test_ppo421_smoke_run_logs_exact_evaluation_and_saves_a_playable_checkpoint(tmp_path):
-    from agents.bots421 import play_game421
+    from helpers import played
 
     args = ["ppo-421", "--timesteps", "1024", "--n-envs", "4", "--eval-every", "512", "--seed", "2",
             "--logdir", str(tmp_path / "runs"), "--checkpoint-dir", str(tmp_path / "ck"), "--name", "smoke421",
@@ -152,7 +148,7 @@ def test_ppo421_smoke_run_logs_exact_evaluation_and_saves_a_playable_checkpoint(
     agent = make_agent("421", str(tmp_path / "ck" / "smoke421.pt"))
     with pytest.raises(CheckpointError, match="not 420"):
         make_agent("420", str(tmp_path / "ck" / "smoke421.pt"))
-    game = play_game421([agent, make_agent("421", "heuristic")], seed=0)  # legal moves throughout, or it raises
+    game = played("421", [agent, make_agent("421", "heuristic")], seed=0)  # legal moves throughout, or it raises
     assert game.is_over
 
 

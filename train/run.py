@@ -3,9 +3,7 @@ evaluate exactly as it goes, save checkpoints, print the results."""
 
 from __future__ import annotations
 
-import json
 import platform
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,14 +13,11 @@ import numpy as np
 import torch
 from stable_baselines3.common.callbacks import BaseCallback
 
-from agents import solver420
+import agents
+import games
 from agents.ppo_agent import PPOAgent, policy_class_from, policy_kwargs_from, save_policy
 from train.fast import BatchedMaskablePPO, EpisodeMonitor
 from train.presets import Preset
-
-HEURISTICS = {"420": ("greedy", "foundation", "random"), "421": ("heuristic", "greedy421", "cautious", "random")}
-HEURISTICS_420 = HEURISTICS["420"]
-
 
 @dataclass
 class RunConfig:
@@ -40,44 +35,23 @@ class RunConfig:
     torch_threads: int = 1
 
 
-def _pp(diff: float) -> float:
-    """A probability difference in percentage points; below the solver's precision it is 0."""
-    return 0.0 if abs(diff) < 1e-12 else 100.0 * diff
+def exact_options(preset: Preset) -> dict[str, Any]:
+    """The game options the exact evaluation takes (the env's, less the player count)."""
+    return {k: v for k, v in preset.env.items() if k != "n_players"}
 
 
-def evaluate_420(agent) -> dict[str, Any]:
-    """Exact figures for an agent: vs optimal in each seat, gap, and vs each heuristic."""
-    table = solver420.policy_table(agent)
-    suboptimal = solver420.suboptimal_choices(table.argmax(axis=2))
-    figures = solver420.exact_strength(table, ("optimal", *HEURISTICS_420))
-    best = solver420.solve()
-    opt_red, opt_blue = best.red_win, 1.0 - best.red_win
-    red, blue = figures["optimal"]
-    return {
-        "vs_optimal_red": red,
-        "vs_optimal_blue": blue,
-        "gap_pp_red": _pp(opt_red - red),
-        "gap_pp_blue": _pp(opt_blue - blue),
-        "suboptimal_choices": suboptimal,
-        "optimal": bool(opt_red - red < 5e-7 and opt_blue - blue < 5e-7),
-        **{f"vs_{name}": sum(figures[name]) / 2 for name in HEURISTICS_420},
-    }
-
-
-def evaluate_421(agent, pot: int) -> dict[str, Any]:
-    """Exact figures for a two-player 421 agent (charge phase and seat draw included):
-    P(win) against the optimal bot, its gap to 1/2, and P(win) against each heuristic."""
-    from agents import solver421
-
-    table = solver421.policy_table(agent, pot)
-    figures = {f"vs_{name}": solver421.evaluate(table, solver421.bot_table(name, pot)) for name in ("optimal", *HEURISTICS["421"])}
-    return {**figures, "gap_pp": _pp(0.5 - figures["vs_optimal"]), "optimal": False}
+def eval_opponents(preset: Preset) -> tuple[str, ...]:
+    """The bots an agent is measured against: the optimal one first, then the others."""
+    others = tuple(b for b in games.get(preset.game).bots_for(2) if b != "optimal")
+    return ("optimal", *others)
 
 
 def evaluate(config: "RunConfig", agent) -> dict[str, Any]:
-    if config.preset.game == "420":
-        return evaluate_420(agent)
-    return evaluate_421(agent, config.preset.env["pot"])
+    """Exact figures of ``agent`` by the game's solver (``GameSpec.exact``)."""
+    preset = config.preset
+    options = exact_options(preset)
+    tables = {name: agents.bot_table(preset.game, name, **options) for name in eval_opponents(preset)}
+    return games.load(games.get(preset.game).exact).exact_figures(agent, tables, **options)
 
 
 class ExactEvalCallback(BaseCallback):
@@ -97,7 +71,9 @@ class ExactEvalCallback(BaseCallback):
         self.next_eval = 0
         self.started = started
         self.history: list[dict[str, Any]] = []
-        self.check_each_update = config.preset.game == "420" and config.stop_when_optimal
+        solver = games.load(games.get(config.preset.game).exact)
+        self.count_suboptimal = getattr(solver, "count_suboptimal", None)  # games with a cheap per-update check
+        self.check_each_update = self.count_suboptimal is not None and config.stop_when_optimal
         self.rollout_started = False
 
     def _on_training_start(self) -> None:
@@ -107,8 +83,7 @@ class ExactEvalCallback(BaseCallback):
         self.rollout_started = True
 
     def _suboptimal_choices(self) -> int:
-        table = solver420.policy_table(PPOAgent.from_model(self.model, "420"))
-        count = solver420.suboptimal_choices(table.argmax(axis=2))
+        count = self.count_suboptimal(PPOAgent.from_model(self.model, self.config.preset.game))
         self.logger.record("eval/suboptimal_choices", count)
         return count
 
@@ -180,30 +155,27 @@ def save_run(model, config: RunConfig, figures: Optional[dict[str, Any]] = None,
 
 
 def make_env(config: RunConfig):
-    """The training env: a batched numpy env (``Vec420Env``, or ``Vec421Env`` for
-    two-player 421) of ``n_envs`` games against the preset's opponent; three-player
-    421 runs ``n_envs`` ``Dice421Env`` games in an SB3 DummyVecEnv."""
-    if config.preset.game == "420":
-        from envs.vec420 import Vec420Env
-
-        opponent = solver420.bot_table(config.preset.opponent)
-        return EpisodeMonitor(Vec420Env(config.n_envs, opponent, seed=config.seed))
-    options = dict(config.preset.env)
-    if options.get("n_players", 2) == 2:
-        from envs.vec421 import Vec421Env
-
-        unknown = set(options) - {"n_players", "pot"}
-        if unknown:
-            raise ValueError(f"two-player 421 presets take the options n_players and pot, not {sorted(unknown)}")
-        return EpisodeMonitor(Vec421Env(config.n_envs, config.preset.opponent, pot=options.get("pot", 15),
-                                        seed=config.seed))
+    """The training env: the game's batched numpy env (``GameSpec.batched_env``) of
+    ``n_envs`` games against the exact table of the preset's opponent; player counts
+    it does not play run ``n_envs`` Gymnasium envs in an SB3 DummyVecEnv."""
+    preset = config.preset
+    spec = games.get(preset.game)
+    options = dict(preset.env)
+    n_players = options.pop("n_players", 2)
+    if n_players in spec.batched_players:
+        opponent = agents.bot_table(preset.game, preset.opponent, **options)
+        extra = {"n_players": n_players} if n_players != 2 else {}
+        venv = games.load(spec.batched_env)(config.n_envs, opponent, seed=config.seed, **options, **extra)
+        return EpisodeMonitor(venv)
+    import gymnasium as gym
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from envs.dice421_env import Dice421Env
+    import envs  # noqa: F401 - registers the Gymnasium ids
 
     def make():
-        return Monitor(Dice421Env(opponent=config.preset.opponent, **options))
+        opponent = agents.make_agent(preset.game, preset.opponent)
+        return Monitor(gym.make(spec.env_id, opponent=opponent, n_players=n_players, **options).unwrapped)
 
     venv = DummyVecEnv([make] * config.n_envs)
     venv.seed(config.seed)
@@ -275,22 +247,6 @@ def print_results(config: RunConfig, summary: dict[str, Any]) -> None:
     print(f"run {config.name}: {steps:,} steps in {final['wall_seconds']:.1f} s "
           f"({steps / max(final['wall_seconds'], 1e-9):,.0f} steps/s); saved {summary['checkpoint']}.pt/.json/.zip")
     print()
-    if config.preset.game == "421":
-        print(f"exact win probability, two players, pot {config.preset.env['pot']} (charge and seat draw included)")
-        print(f"  vs optimal     {final['vs_optimal']:.6f}   (optimal vs optimal: 0.5; gap {final['gap_pp']:.4f} pp)")
-        for name in HEURISTICS["421"]:
-            print(f"  vs {name:<11} {final[f'vs_{name}']:.6f}")
-        return
-    best = solver420.solve()
-    w = max(10, len(config.name))
-    print("exact win probability vs the optimal bot")
-    print(f"  {'':<{w}} {'as Red':>9} {'as Blue':>9} {'gap Red (pp)':>13} {'gap Blue (pp)':>14}")
-    print(f"  {'optimal':<{w}} {best.red_win:>9.6f} {1 - best.red_win:>9.6f} {0:>13.4f} {0:>14.4f}")
-    print(f"  {config.name:<{w}} {final['vs_optimal_red']:>9.6f} {final['vs_optimal_blue']:>9.6f} "
-          f"{final['gap_pp_red']:>13.4f} {final['gap_pp_blue']:>14.4f}")
-    print()
-    print("exact win probability (mean of both seats) vs each heuristic")
-    for name in HEURISTICS_420:
-        print(f"  vs {name:<11} {final[f'vs_{name}']:.6f}")
-    print("exactly optimal in both seats" if final["optimal"] else
-          f"not yet exactly optimal: {final['suboptimal_choices']} decision states with a worse than best choice")
+    solver = games.load(games.get(config.preset.game).exact)
+    for line in solver.format_figures(config.name, final, eval_opponents(config.preset), **exact_options(config.preset)):
+        print(line)

@@ -1,0 +1,193 @@
+"""One PettingZoo AEC environment over any rules engine of ``envs.engine``.
+
+:class:`DiceAECEnv` knows nothing of a particular game: it reads the engine,
+codec, narrator, player range and options from the game's ``games.GameSpec``.
+``dice420_v0`` and ``dice421_v0`` only name their spec and metadata, and add a
+status line for ``render()``.
+
+How the engine maps onto the AEC cycle:
+
+* agent ``player_i`` is seat ``i``; ``agent_selection`` is the engine's
+  ``current_player`` (a seat is asked only when it has a real choice);
+* after every step, each seat whose ``outcome`` has become known gets it as its
+  reward (+1 it left as a winner, -1 it lost), once, and is terminated; the
+  terminated agents are then selected first (``_deads_step_first``) so that the
+  caller's ``step(None)`` removes them, before play goes on;
+* PettingZoo requires every agent alive after ``reset()``, but the dice can
+  settle a seat's fate before anyone has a choice.  Such outcomes are revealed
+  by the first step.  If the game is already over at ``reset()`` nobody has a
+  move, so ``player_0`` is given a formality: action 0 is its only legal action,
+  it changes nothing, and the step reveals every outcome.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+import games
+from envs.dice import RandomDice
+from envs.engine import IllegalAction, check_action
+
+
+def wrap(raw: AECEnv) -> AECEnv:
+    """The wrappers of PettingZoo's classic envs: an illegal move ends the game
+    with -1 for the mover, out-of-space actions assert, calls out of order raise."""
+    env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
+    env = wrappers.AssertOutOfBoundsWrapper(env)
+    return wrappers.OrderEnforcingWrapper(env)
+
+
+class DiceAECEnv(AECEnv):
+    """The AEC env of the game named ``game_name`` in ``games``; see the module docstring.
+
+    Subclasses set ``metadata`` and ``game_name`` and may override :meth:`status`.
+    ``reset(seed=...)`` draws all chance from ``np.random.default_rng(seed)``;
+    ``reset()`` without a seed goes on with the same generator (a fresh one the
+    first time).  ``reset(options=...)`` reads ``"dice"`` (a ``DiceSource``, e.g.
+    ``envs.dice.ScriptedDice``, for tests and replays) and ``"first_player"``
+    (a seat); other keys are ignored.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "ansi"], "is_parallelizable": False, "render_fps": 2}
+    game_name: str = ""  # the game in ``games``: "420", "421"
+
+    def __init__(self, n_players: int = 2, render_mode: str | None = None, **options: Any):
+        super().__init__()
+        self.game_spec = spec = games.get(self.game_name)
+        if isinstance(n_players, bool) or not isinstance(n_players, int) or not (
+            spec.min_players <= n_players <= spec.max_players
+        ):
+            raise ValueError(
+                f"n_players must be a whole number in {spec.min_players}..{spec.max_players} "
+                f"for {spec.name}, got {n_players!r}"
+            )
+        self.options = spec.check_options(options)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.n_players = n_players
+        self.render_mode = render_mode
+        self.codec = spec.codec
+        self.possible_agents = [f"player_{seat}" for seat in range(n_players)]
+        self.agent_name_mapping = {agent: seat for seat, agent in enumerate(self.possible_agents)}
+        self.action_spaces = {agent: spec.action_space() for agent in self.possible_agents}
+        self.observation_spaces = {
+            agent: spaces.Dict({
+                "observation": spec.observation_space(n_players, **self.options),
+                "action_mask": spaces.Box(0, 1, shape=(spec.n_actions,), dtype=np.int8),
+            })
+            for agent in self.possible_agents
+        }
+        self.np_random: np.random.Generator | None = None  # the dice's generator, from reset() on
+        self.game = None  # the engine of the game in play, from reset() on
+
+    # --- spaces -----------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # --- AEC API ----------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        options = options or {}
+        if seed is not None or self.np_random is None:
+            self.np_random = np.random.default_rng(seed)
+        dice = options.get("dice")
+        self.game = self.game_spec.new_game(
+            self.n_players,
+            dice=dice if dice is not None else RandomDice(self.np_random),
+            first_player=options.get("first_player"),
+            **self.options,
+        )
+        self.agents = self.possible_agents[:]
+        self.rewards = {agent: 0.0 for agent in self.agents}
+        self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
+        self.terminations = {agent: False for agent in self.agents}
+        self.truncations = {agent: False for agent in self.agents}
+        self.infos = {agent: {} for agent in self.agents}
+        self._skip_agent_selection = None
+        # Over before anyone had a choice: player_0 steps a formality (action 0).
+        self._formality = self.game.is_over
+        self.agent_selection = self.agents[0] if self._formality else self._agent(self.game.current_player)
+        self._narrator = self.game_spec.narrator(self.n_players, labels=self.possible_agents)
+        self._shown = 0  # events already rendered
+        if self.render_mode == "human":
+            self.render()
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0  # last() has shown it
+        self._clear_rewards()
+        if self._formality:
+            if check_action(action) != 0:
+                raise IllegalAction(
+                    f"the game was decided before anyone had a choice: {agent}'s only legal action is 0, got {action!r}"
+                )
+            self._formality = False
+        else:
+            self.game.apply(check_action(action))
+        for other in self.agents:
+            outcome = self.game.outcome(self.agent_name_mapping[other])
+            if outcome is not None and not self.terminations[other]:
+                self.rewards[other] = float(outcome)
+                self.terminations[other] = True
+        self._accumulate_rewards()
+        if not self.game.is_over:
+            self.agent_selection = self._agent(self.game.current_player)
+        self._deads_step_first()
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """The codec's observation of ``agent``'s seat, and the mask of its legal
+        actions if it is to move (all zeros otherwise)."""
+        mask = np.zeros(self.game_spec.n_actions, dtype=np.int8)
+        if agent == self.agent_selection and not self.terminations.get(agent, True):
+            mask[[0] if self._formality else self.game.legal_actions()] = 1
+        return {
+            "observation": self.codec.observe(self.game, self.agent_name_mapping[agent]),
+            "action_mask": mask,
+        }
+
+    def render(self) -> str | None:
+        """The events since the last render, narrated, then a status line."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if self.game is None:
+            return None
+        events = self.game.events
+        lines = self._narrator.lines(events[self._shown :])
+        self._shown = len(events)
+        text = "\n".join([*lines, self.status()])
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    # --- helpers ----------------------------------------------------------------
+    def _agent(self, seat: int) -> str:
+        return self.possible_agents[seat]
+
+    def who(self, seat: int) -> str:
+        """A seat as the narration names it, with its agent: ``"Red (player_0)"``."""
+        return self._narrator.who(seat)
+
+    def status(self) -> str:
+        """One line on the state of the game (games override it)."""
+        game = self.game
+        if game.is_over:
+            return "Game over."
+        return f"To move: {self.who(game.current_player)}."

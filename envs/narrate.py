@@ -1,0 +1,227 @@
+"""Game events as text: the one place where what happened at the table is put into words.
+
+An engine records what happens in ``game.events`` (dicts with a ``"type"``);
+a narrator turns each event into a line (or ``None`` for an event that needs no
+words).  The terminal game, the envs' ``render()``, the PettingZoo envs and the
+web page all narrate through these classes; none of them writes game text of
+its own.  Narrators keep a little state (round numbers, the hands of the round),
+so feed each event once, in order.
+
+Seats are named by the game (Red/Blue or Player 1..N in 420, P1..P3 in 421),
+followed by a label in brackets when one is given (``"Red (you)"``,
+``"P2 (heuristic)"``).  ``you`` marks the person's seat for the lines that
+speak to them ("you win!").
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Sequence
+
+from envs import game420 as g420
+from envs import game421 as g421
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def dice_text(dice: Sequence[int]) -> str:
+    """Dice as written everywhere: high to low, joined by '-' ("nothing" for none)."""
+    return "-".join(map(str, sorted(dice, reverse=True))) if len(dice) else "nothing"
+
+
+class Narrator:
+    """Turns one game's events into lines; see the module docstring."""
+
+    def __init__(self, n_players: int, labels: Optional[Sequence[str]] = None, you: Optional[int] = None):
+        self.n_players = n_players
+        self.labels = list(labels) if labels is not None else [""] * n_players
+        if len(self.labels) != n_players:
+            raise ValueError(f"{n_players} players but {len(self.labels)} labels")
+        self.you = you
+
+    def seat_name(self, seat: int) -> str:
+        raise NotImplementedError
+
+    def who(self, seat: int) -> str:
+        label = "you" if seat == self.you else self.labels[seat]
+        return f"{self.seat_name(seat)} ({label})" if label else self.seat_name(seat)
+
+    def line(self, event: dict) -> Optional[str]:
+        raise NotImplementedError
+
+    def lines(self, events: Iterable[dict]) -> list[str]:
+        return [text for e in events if (text := self.line(e)) is not None]
+
+
+# --------------------------------------------------------------------------- 420
+
+
+def hand_total(hand: Optional[Sequence[int]]) -> str:
+    """A 420 hand with its total, e.g. '6-6-5-1 (18)'."""
+    return f"{dice_text(hand)} ({sum(hand)})" if hand is not None else "(not rolled yet)"
+
+
+class Narrator420(Narrator):
+    def seat_name(self, seat: int) -> str:
+        return g420.seat_name(seat, self.n_players)
+
+    def line(self, e: dict) -> Optional[str]:
+        kind = e["type"]
+        if kind == "start":
+            if self.n_players == 2:
+                return None
+            return f"{self.who(e['first_player'])} starts the first round (drawn at random)."
+        if kind == "round":
+            if self.n_players == 2:
+                return None
+            players = ", ".join(self.seat_name(s) for s in e["players"])
+            return f"New round among {players}; {self.who(e['first_player'])} starts."
+        if kind == "roll":
+            return self._roll(e)
+        if kind == "round_won":
+            if self.n_players == 2:
+                return None
+            left = len(e["remaining"])
+            return f"{self.who(e['seat'])} made 20 and is out, place {e['place']}; {plural(left, 'player')} left."
+        if kind == "game_end":
+            return self._end(e)
+        return None
+
+    def _roll(self, e: dict) -> str:
+        who, before, hand = self.who(e["seat"]), e["before"], e["hand"]
+        won = "  = 20!" if e["won"] else ""
+        forced = e["forced"]
+        if forced == "first":
+            return f"{who} rolls all four (first turn, R1) -> {hand_total(hand)}{won}"
+        if forced == "reset":
+            return f"{who}: {hand_total(before)} is over 20, rerolls all four (R4) -> {hand_total(hand)}{won}"
+        if forced == "no_keep":
+            return f"{who}: nothing in {hand_total(before)} may be kept (R3), rerolls all four -> {hand_total(hand)}{won}"
+        if e["keep"]:
+            move = f"kept {dice_text(e['keep'])}, rolled {dice_text(e['rolled'])}"
+        else:
+            move = f"rerolled all four, rolled {dice_text(e['rolled'])}"
+        return f"{who} {move} -> {hand_total(hand)}{won}"
+
+    def _end(self, e: dict) -> str:
+        loser = e["loser"]
+        if self.n_players == 2:
+            winner = e["finish_order"][0]
+            if self.you is None:
+                return f"{self.who(winner)} wins."
+            if winner == self.you:
+                return f"{self.who(winner)} made 20: you win!"
+            return f"{self.who(winner)} made 20: {self.labels[winner] or self.seat_name(winner)} wins, you lose."
+        text = f"{self.who(loser)} is the last player left and loses."
+        if self.you is None:
+            return text
+        return text + (" You lose." if loser == self.you else " You do not lose: you win!")
+
+
+# --------------------------------------------------------------------------- 421
+
+
+def tokens_text(tokens: Sequence[int], names: Sequence[str], pot: Optional[int] = None,
+                out: Sequence[int] = ()) -> str:
+    parts = [f"{names[s]} {t}" + (" (out)" if s in out else "") for s, t in enumerate(tokens)]
+    return "Tokens: " + ", ".join(parts) + (f" | pot {pot}" if pot is not None else "")
+
+
+class Narrator421(Narrator):
+    def __init__(self, n_players: int, labels: Optional[Sequence[str]] = None, you: Optional[int] = None):
+        super().__init__(n_players, labels, you)
+        self.charge_round = self.discharge_round = self.rampo_count = 0
+        self.round_hands: list[tuple[int, tuple]] = []
+        self.round_leader: Optional[int] = None
+
+    def seat_name(self, seat: int) -> str:
+        return f"P{seat + 1}"
+
+    def short(self, seat: int) -> str:
+        return self.seat_name(seat) + (" (you)" if seat == self.you else "")
+
+    def tokens_line(self, tokens: Sequence[int], pot: Optional[int] = None, out: Sequence[int] = ()) -> str:
+        return tokens_text(tokens, [self.short(s) for s in range(self.n_players)], pot, out)
+
+    def line(self, e: dict) -> Optional[str]:
+        kind, phase, who = e["type"], e["phase"], self.who
+        if kind == "start":
+            return None
+        if kind == "round":
+            self.round_hands, self.rampo_count = [], 0
+            order = ", ".join(self.seat_name(s) for s in e["order"])
+            if phase == g421.CHARGE:
+                self.charge_round += 1
+                return f"Charge round {self.charge_round} (order {order}):"
+            self.discharge_round += 1
+            self.round_leader = e["leader"]
+            return f"Discharge round {self.discharge_round}: {who(e['leader'])} leads (order {order})."
+        if kind == "roll" and phase == g421.CHARGE:
+            self.round_hands.append((e["seat"], e["hand"]))
+            return f"  {who(e['seat'])} rolls {dice_text(e['hand'])}"
+        if kind == "roll":
+            return f"  {who(e['seat'])} roll 1: {dice_text(e['hand'])}"
+        if kind == "reroll":
+            keep, rolled = e["keep"], e["rolled"]
+            move = f"kept {dice_text(keep)}, rolled {dice_text(rolled)}" if keep else f"rerolled all three, rolled {dice_text(rolled)}"
+            return f"  {who(e['seat'])} roll {e['roll']}: {move} -> {dice_text(e['hand'])}"
+        if kind == "stop":
+            n = plural(e["rolls"], "roll")
+            return f"  {who(e['seat'])} stops after {n} with {dice_text(e['hand'])}: the others must make exactly {n}."
+        if kind == "turn_end":
+            self.round_hands.append((e["seat"], e["hand"]))
+            if e["seat"] == self.round_leader:
+                if e["rolls"] == g421.MAX_ROLLS:
+                    return (f"  {who(e['seat'])} plays {dice_text(e['hand'])} after all 3 rolls: "
+                            "the others must make exactly 3 rolls.")
+                return None  # the stop line said it
+            return f"  {who(e['seat'])} plays {dice_text(e['hand'])}."
+        if kind == "rampo":
+            self.rampo_count += 1
+            order = ", ".join(who(s) for s in e["order"])
+            again = "again " if self.rampo_count > 1 else ""
+            return f"  Tie for the lowest hand {again}-> RAMPO, one roll each: {order}"
+        if kind == "rampo_roll":
+            return f"    RAMPO: {who(e['seat'])} rolls {dice_text(e['hand'])}"
+        if kind == "take":
+            return self._take(e)
+        if kind == "charge_end":
+            return f"End of the charge. {who(e['last_taker'])} took the last tokens."
+        if kind == "give":
+            return self._give(e)
+        if kind == "leave":
+            if e["seat"] == self.you:
+                return f"{who(e['seat'])} has no tokens left: you are out of the game, a winner!"
+            return f"{who(e['seat'])} has no tokens left and leaves the game, a winner."
+        if kind == "game_end":
+            loser = e["loser"]
+            held = f"{who(loser)} holds all {e['tokens'][loser]} tokens and loses the game"
+            if self.you is None:
+                return f"Game over: {held}."
+            return f"Game over: {held}. " + ("You lose." if loser == self.you else "You win!")
+        return None
+
+    def _take(self, e: dict) -> str:
+        taker = self.who(e["seat"])
+        if e["rampo"]:
+            what = f"{taker} loses the RAMPO and takes 1 token from the pot"
+        else:
+            _, high = max(self.round_hands, key=lambda sh: g421.hand_rank(sh[1]))
+            what = (f"{taker} has the lowest hand and takes {plural(e['amount'], 'token')} from the pot "
+                    f"(the highest hand, {dice_text(high)}, is worth {e['due']}")
+            what += f"; only {e['amount']} left)" if e["amount"] < e["due"] else ")"
+        return f"  -> {what}.\n  {self.tokens_line(e['tokens'], e['pot'])}"
+
+    def _give(self, e: dict) -> str:
+        giver, receiver = self.who(e["giver"]), self.who(e["receiver"])
+        hands = dict(self.round_hands)
+        if e["rampo"]:
+            what = f"{receiver} loses the RAMPO: {giver} gives {receiver} {plural(e['amount'], 'token')}"
+        else:
+            what = (f"highest hand {dice_text(hands[e['giver']])} (worth {e['due']}) by {giver}, "
+                    f"lowest {dice_text(hands[e['receiver']])} by {receiver}: "
+                    f"{self.seat_name(e['giver'])} gives {self.seat_name(e['receiver'])} {plural(e['amount'], 'token')}")
+            if e["amount"] < e["due"]:
+                what += f" (all it held; {e['due']} due)"
+        return f"  -> {what}.\n  {self.tokens_line(e['tokens'])}"

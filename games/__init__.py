@@ -1,0 +1,223 @@
+"""The game registry: one :class:`GameSpec` per game, looked up by name.
+
+Everything that needs to know "which games are there" or "what are the 421
+bots" asks here; no other module tests a game's name or keeps its own list of
+names.  A spec points *down* to the engine layer directly (engine class, codec,
+narrator) and to the upper layers by ``"module:attribute"`` strings that are
+imported only when used (bots, exact evaluators, the terminal front-end), the
+way Gymnasium's registry names entry points.  So ``import games`` is light and
+the layers below never import the layers above.
+
+Adding a game: its engine, codec and narrator in ``envs/``, its bots (and
+solver, if any) in ``agents/``, its terminal front-end in ``play/``, presets in
+``train/presets.py``, and one ``register(GameSpec(...))`` call below.  See
+``docs/architecture.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional
+
+from envs import codec420, codec421, engine, narrate
+from envs import game420 as g420
+from envs import game421 as g421
+from envs.dice import DiceSource
+
+
+def load(target: str) -> Any:
+    """The object a ``"package.module:attribute"`` string names."""
+    module, _, attr = target.partition(":")
+    obj = importlib.import_module(module)
+    return getattr(obj, attr) if attr else obj
+
+
+@dataclass(frozen=True)
+class Option:
+    """A game option (421's pot): its default and allowed range."""
+
+    name: str
+    default: int
+    low: int
+    high: int
+    help: str
+
+    def check(self, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not self.low <= value <= self.high:
+            raise ValueError(f"{self.name} must be a whole number in {self.low}..{self.high}, got {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """Everything the project knows about one game, by layer."""
+
+    name: str  # "420"
+    title: str  # one line for help texts
+    # engines and codecs (envs/)
+    engine: type  # the rules engine class, envs.engine's interface
+    codec: Any  # module: observe(game, seat), legal_mask(actions), ...
+    narrator: type  # envs.narrate.Narrator subclass
+    min_players: int
+    max_players: int
+    n_actions: int
+    options: tuple[Option, ...] = ()
+    env_id: str = ""  # the Gymnasium id of the single-agent env
+    aec_module: str = ""  # the PettingZoo AEC env module
+    batched_env: str = ""  # "module:class" of the numpy VecEnv: (num_envs, opponent table, seed=, **options)
+    batched_players: tuple[int, ...] = (2,)  # the player counts it plays
+    observation_bounds: Callable[..., tuple[Any, Any, tuple[int, ...]]] = None  # (n_players, **options)
+    # agents (agents/): bot name -> "module:factory"; factories take ``seed=`` when they need one
+    bots: Mapping[str, str] = field(default_factory=dict)
+    two_player_bots: frozenset[str] = frozenset()  # bots that only play heads-up
+    shipped: str = ""  # the shipped trained bot, "ppo-420"
+    suggested_bot: str = "random"  # what to suggest when the shipped bot cannot load
+    exact: str = ""  # module with the exact two-player evaluator
+    default_bot: Mapping[int, str] = field(default_factory=dict)  # players -> the terminal's default opponent
+    # front-ends (play/)
+    terminal: str = ""  # "module:function" playing a person against bots in the terminal
+    evaluate: str = ""  # "module:function" behind ``python -m play evaluate GAME``
+    export: str = ""  # "module" with write_policy_csv, policy_table, is_deterministic (or "")
+
+    # --- players and options ---------------------------------------------------
+    def check_players(self, n_players: Any) -> int:
+        if isinstance(n_players, bool) or not isinstance(n_players, int) or not (
+            self.min_players <= n_players <= self.max_players
+        ):
+            raise ValueError(
+                f"{self.name} is played by {self.min_players} to {self.max_players} players, got {n_players!r}"
+            )
+        return n_players
+
+    def check_options(self, options: Mapping[str, Any]) -> dict[str, int]:
+        """The game options with defaults filled in; unknown names and bad values refused."""
+        known = {o.name: o for o in self.options}
+        unknown = set(options) - set(known)
+        if unknown:
+            allowed = ", ".join(known) or "none"
+            raise ValueError(f"{self.name} has no option {', '.join(sorted(unknown))} (options: {allowed})")
+        return {name: o.check(options.get(name, o.default)) for name, o in known.items()}
+
+    @property
+    def players(self) -> range:
+        return range(self.min_players, self.max_players + 1)
+
+    # --- engine ----------------------------------------------------------------
+    def new_game(self, n_players: int, dice: Optional[DiceSource] = None, first_player: Optional[int] = None,
+                 **options) -> engine.Game:
+        n_players = self.check_players(n_players)
+        return self.engine(n_players, dice=dice, first_player=first_player, **self.check_options(options))
+
+    def observation_space(self, n_players: int = 2, **options):
+        """The Gymnasium ``Box`` of an observation (imports gymnasium)."""
+        import numpy as np
+        from gymnasium import spaces
+
+        low, high, shape = self.observation_bounds(n_players, **self.check_options(options))
+        return spaces.Box(low, high, shape=shape, dtype=np.int64)
+
+    def action_space(self):
+        from gymnasium import spaces
+
+        return spaces.Discrete(self.n_actions)
+
+    # --- agents ----------------------------------------------------------------
+    @property
+    def agent_names(self) -> tuple[str, ...]:
+        """Every agent a name can give: the bots and the shipped trained bot."""
+        return (*self.bots, self.shipped) if self.shipped else tuple(self.bots)
+
+    def bots_for(self, n_players: int) -> tuple[str, ...]:
+        return tuple(b for b in self.bots if n_players == 2 or b not in self.two_player_bots)
+
+
+def _bounds420(n_players: int) -> tuple[int, int, tuple[int, ...]]:
+    low, high = codec420.observation_bounds(n_players)
+    return low, high, (codec420.obs_size(n_players),)
+
+
+def _bounds421(n_players: int, pot: int = 15):
+    low, high = codec421.observation_bounds(pot)
+    return low, high, (codec421.OBS_SIZE,)
+
+
+REGISTRY: dict[str, GameSpec] = {}
+
+
+def register(spec: GameSpec) -> GameSpec:
+    if spec.name in REGISTRY:
+        raise ValueError(f"game {spec.name!r} is registered twice")
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def get(name: Any) -> GameSpec:
+    """The spec of a game by name ("420", "421"; an int is read as its name)."""
+    spec = REGISTRY.get(str(name))
+    if spec is None:
+        raise ValueError(f"unknown game {name!r}; choose one of {', '.join(REGISTRY)}")
+    return spec
+
+
+def names() -> tuple[str, ...]:
+    return tuple(REGISTRY)
+
+
+register(GameSpec(
+    name="420",
+    title="Mark Steere's race to make four dice total exactly 20",
+    engine=g420.Game420,
+    codec=codec420,
+    narrator=narrate.Narrator420,
+    min_players=2,
+    max_players=g420.MAX_PLAYERS,
+    n_actions=g420.N_ACTIONS,
+    env_id="Dice420-v0",
+    aec_module="envs.aec.dice420_v0",
+    batched_env="envs.vec420:Vec420Env",
+    observation_bounds=_bounds420,
+    bots={
+        "random": "agents.base:RandomAgent",
+        "greedy": "agents.bots420:GreedyAgent",
+        "foundation": "agents.bots420:FoundationAgent",
+        "optimal": "agents.bots420:OptimalAgent",
+    },
+    shipped="ppo-420",
+    suggested_bot="optimal",
+    exact="agents.solver420",
+    default_bot={2: "ppo-420", **{n: "optimal" for n in range(3, g420.MAX_PLAYERS + 1)}},
+    terminal="play.cli420:play_terminal",
+    evaluate="play.exact420:evaluate",
+    export="play.exact420",
+))
+
+register(GameSpec(
+    name="421",
+    title="the three-dice token game with charge, discharge and RAMPO",
+    engine=g421.Game421,
+    codec=codec421,
+    narrator=narrate.Narrator421,
+    min_players=2,
+    max_players=3,
+    n_actions=g421.N_ACTIONS,
+    options=(Option("pot", 15, 1, 100, "tokens in the pot at the start"),),
+    env_id="Dice421-v0",
+    aec_module="envs.aec.dice421_v0",
+    batched_env="envs.vec421:Vec421Env",
+    observation_bounds=_bounds421,
+    bots={
+        "random": "agents.base:RandomAgent",
+        "heuristic": "agents.bots421:HeuristicAgent",
+        "greedy421": "agents.bots421:Greedy421Agent",
+        "cautious": "agents.bots421:CautiousAgent",
+        "optimal": "agents.solver421:OptimalAgent421",
+    },
+    two_player_bots=frozenset({"optimal"}),
+    shipped="ppo-421",
+    default_bot={2: "ppo-421", 3: "ppo-421"},
+    suggested_bot="heuristic",
+    exact="agents.solver421",
+    terminal="play.cli421:play_terminal421",
+    evaluate="play.exact421:evaluate",
+))
