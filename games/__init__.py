@@ -63,6 +63,7 @@ class GameSpec:
     max_players: int
     n_actions: int
     options: tuple[Option, ...] = ()
+    how_to_move: str = ""  # what a person types at their turn, for help texts
     env_id: str = ""  # the Gymnasium id of the single-agent env
     aec_module: str = ""  # the PettingZoo AEC env module
     batched_env: str = ""  # "module:class" of the numpy VecEnv: (num_envs, opponent table, seed=, **options)
@@ -167,6 +168,7 @@ def names() -> tuple[str, ...]:
 register(GameSpec(
     name="420",
     title="Mark Steere's race to make four dice total exactly 20",
+    how_to_move='the values of the dice to reroll ("1 5", "15", "all") or "keep 6 6"',
     engine=g420.Game420,
     codec=codec420,
     narrator=narrate.Narrator420,
@@ -195,6 +197,7 @@ register(GameSpec(
 register(GameSpec(
     name="421",
     title="the three-dice token game with charge, discharge and RAMPO",
+    how_to_move='"stop", the values of the dice to reroll ("6 5", "65", "all") or "keep 4 2"',
     engine=g421.Game421,
     codec=codec421,
     narrator=narrate.Narrator421,

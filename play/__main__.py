@@ -44,11 +44,17 @@ def _bot_list(game: str) -> str:
     return ", ".join(games.get(game).agent_names)
 
 
-def _seat(text: str) -> str:
+def _seat(spec: games.GameSpec, text: str, players: int) -> str | int:
+    """A seat from the command line: 1..players, the seat's name at this table, or "random"."""
     text = text.strip().lower()
-    if text in ("random", "red", "blue") or (text.isdigit() and 1 <= int(text) <= 8):
+    if text == "random":
         return text
-    raise argparse.ArgumentTypeError(f"expected a seat number (1 is the first seat), red, blue or random, got {text!r}")
+    if text.isdigit() and 1 <= int(text) <= players:
+        return int(text) - 1
+    names = [spec.narrator(players).seat_name(s) for s in range(players)]
+    if text in [n.lower() for n in names]:
+        return [n.lower() for n in names].index(text)
+    raise UsageError(f"--seat {text}: with {players} players the seats are 1..{players} ({', '.join(names)}) or random")
 
 
 def _add_options(p: argparse.ArgumentParser, spec: games.GameSpec | None) -> None:
@@ -78,10 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(
             name,
             help=f"play {name} against bots ({spec.min_players}-{spec.max_players} players, you included)",
-            description=f"Play {name} ({spec.title}) against bots in the terminal. At your turn type the "
-            'values of the dice to reroll ("6 5", "65", "all") or "keep 6 6"'
-            + (', or "stop"' if name == "421" else "")
-            + '; "?" explains the rules, "legal" lists your legal moves, "q" quits.',
+            description=f"Play {name} ({spec.title}) against bots in the terminal. At your turn type "
+            f'{spec.how_to_move}; "?" explains the rules, "legal" lists your legal moves, "q" quits.',
         )
         p.add_argument("--players", type=int, choices=list(spec.players), default=2,
                        help=f"{spec.min_players} to {spec.max_players} players, you included (default: 2)")
@@ -91,9 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
             f"{spec.default_bot.get(2, spec.suggested_bot)} with 2 players). Give it once (every opponent) or "
             "once per opponent, in seat order after yours",
         )
-        p.add_argument("--seat", type=_seat, default="random", metavar="N|random",
-                       help="your seat, 1..players (seat 1 moves first"
-                       + (", and red or blue with 2 players" if name == "420" else ", once drawn") + "; default: random)")
+        two = spec.narrator(2)
+        p.add_argument("--seat", default="random", metavar="N|random",
+                       help=f"your seat: 1..players, or its name ({two.seat_name(0)}, {two.seat_name(1)}, ...); "
+                       "default: random")
         _add_options(p, spec)
         p.add_argument("--seed", type=int, default=None, help="seed for the dice (and a random seat/bot): the same seed replays the session")
         p.add_argument("--games", type=_positive, default=1, metavar="N", help="play N games in a row with a running score (default: 1)")
@@ -199,13 +204,7 @@ def cmd_play(args, out: TextIO, input_fn: Callable[[str], str]) -> int:
             + (f" or {n_opponents} times (one per opponent)" if n_opponents > 1 else "") + more
         )
     names = names * n_opponents if len(names) == 1 else names
-    seat: str | int = args.seat
-    if seat in ("red", "blue") and (spec.name != "420" or players != 2):
-        raise UsageError(f"--seat {seat}: red and blue are the seats of two-player 420; give a seat number 1..{players}")
-    if seat.isdigit():
-        if int(seat) > players:
-            raise UsageError(f"--seat {seat}: with {players} players the seats are 1..{players}")
-        seat = int(seat) - 1
+    seat = _seat(spec, args.seat, players)
     _check_bots_for(spec, names, players)
     options = _options(spec, args)
     seed, note = _seed_or_draw(args.seed)

@@ -111,7 +111,7 @@ def is_deterministic(table: np.ndarray) -> bool:
     return bool(np.all(table[states[:, 0], states[:, 1]].max(axis=1) > 1 - 1e-9))
 
 
-def evaluate(rows: list[tuple[str, object]], exact: bool, games: int, seed: int, out: TextIO,
+def evaluate(rows: list[tuple[str, object]], exact: bool, n_games: int, seed: int, out: TextIO,
              err: TextIO | None = None) -> None:
     """``python -m play evaluate 420``: exact figures against the optimal bot, or simulated games."""
     if exact:
@@ -121,8 +121,8 @@ def evaluate(rows: list[tuple[str, object]], exact: bool, games: int, seed: int,
     from play.tournament import format_match, play_match
 
     optimal = OptimalAgent()
-    print(f"Simulated against the optimal bot ({games} games each; --exact gives exact figures):", file=out)
+    print(f"Simulated against the optimal bot ({n_games} games each; --exact gives exact figures):", file=out)
     for name, agent in rows:
-        result = play_match("420", agent, optimal, games, seed=seed, names=(name, "optimal"))
+        result = play_match("420", agent, optimal, n_games, seed=seed, names=(name, "optimal"))
         print(file=out)
         print(format_match(result), file=out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Optional, TextIO
 
 import agents
+import games
 from agents import solver421
 from play import UsageError, derive_seed, progress_printer
 from play.tournament import format_against, play_match_n
@@ -30,22 +31,22 @@ def print_exact(rows: list[tuple[str, object]], out: TextIO, pot: int = 15) -> N
         print(f"{name:<{width}}  {p:10.6f}  {gap:+9.4f}  {1 - reply:13.6f}", file=out, flush=True)
 
 
-def evaluate(rows: list[tuple[str, object]], exact: bool, games: int, seed: int, out: TextIO,
+def evaluate(rows: list[tuple[str, object]], exact: bool, n_games: int, seed: int, out: TextIO,
              err: Optional[TextIO] = None, pot: int = 15) -> None:
     """``python -m play evaluate 421``: exact figures, or each agent against each built-in bot."""
     if exact:
         print_exact(rows, out, pot)
         return
     progress = progress_printer(err) if err is not None else None
-    bots = [b for b in agents.agent_names("421") if b != "ppo-421"]
-    print(f"421, simulated: each agent against each built-in bot ({', '.join(bots)}), {games}\n"
+    bots = list(games.get("421").bots)
+    print(f"421, simulated: each agent against each built-in bot ({', '.join(bots)}), {n_games}\n"
           f"two-player games each (pot {pot}, seed {seed}), moving first in half of them.\n"
           "A win is not losing.", file=out)
     for name, agent in rows:
         results = []
         for k, bot in enumerate(bots):
             opponent = agents.make_agent("421", bot, derive_seed(seed, 100 + k))
-            results.append(play_match_n("421", [agent, opponent], games, seed=seed, names=(name, bot),
+            results.append(play_match_n("421", [agent, opponent], n_games, seed=seed, names=(name, bot),
                                         progress=progress, pot=pot))
         print(file=out)
         print(format_against(name, results), file=out)
