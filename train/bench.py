@@ -52,7 +52,9 @@ def _random_legal(seed: int = 0):
 def env_420_single(seconds: float) -> float:
     from envs.dice420_env import Dice420Env
 
-    return _single_env(Dice420Env(opponent="optimal"), _random_legal(), seconds)
+    from agents import make_agent
+
+    return _single_env(Dice420Env(opponent=make_agent("420", "optimal")), _random_legal(), seconds)
 
 
 def _batched_env(venv, seconds: float) -> float:
@@ -79,15 +81,17 @@ def env_420_batched(seconds: float, n_envs: int = 1024) -> float:
 
 
 def env_421_single(seconds: float) -> float:
+    from agents import make_agent
     from envs.dice421_env import Dice421Env
 
-    return _single_env(Dice421Env(opponent="optimal", n_players=2), _random_legal(), seconds)
+    return _single_env(Dice421Env(opponent=make_agent("421", "optimal"), n_players=2), _random_legal(), seconds)
 
 
 def env_421_batched(seconds: float, n_envs: int = 1024) -> float:
+    from agents import bot_table
     from envs.vec421 import Vec421Env
 
-    return _batched_env(Vec421Env(n_envs, "optimal", seed=0), seconds)
+    return _batched_env(Vec421Env(n_envs, bot_table("421", "optimal", pot=15), seed=0), seconds)
 
 
 def env_blackjack(seconds: float) -> float:
@@ -151,7 +155,9 @@ def train_plain(timesteps: int) -> float:
     from envs.dice420_env import Dice420Env
 
     torch.set_num_threads(1)
-    env = DummyVecEnv([lambda: Dice420Env(opponent="optimal") for _ in range(8)])
+    from agents import make_agent
+
+    env = DummyVecEnv([lambda: Dice420Env(opponent=make_agent("420", "optimal")) for _ in range(8)])
     model = MaskablePPO("MlpPolicy", env, seed=0, device="cpu")
     start = time.perf_counter()
     model.learn(timesteps)
