@@ -1,4 +1,4 @@
-"""Gymnasium environment for two-player 420 against a built-in opponent."""
+"""Gymnasium environment for 420 (2 to 8 players): one agent against ready opponents."""
 
 from __future__ import annotations
 
@@ -9,74 +9,125 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from envs import codec420
+from envs import codec420, engine, narrate, policies
 from envs import game420 as g
 from envs.dice import RandomDice
+from envs.policies import RandomPolicy
 
 SEATS = {"red": g.RED, "blue": g.BLUE}
+REWARDS = ("outcome", "rank")
+
+
+def wrap(parts: list[str], sep: str = "; ", width: int = 80) -> list[str]:
+    """``parts`` joined by ``sep`` into lines of at most ``width`` columns (where they fit)."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and len(lines[-1]) + len(sep) + len(part) <= width:
+            lines[-1] += sep + part
+        else:
+            lines.append(part)
+    return lines
 
 
 class Dice420Env(gym.Env):
     """
     ## Description
-    420 (Mark Steere, 2025) is a race to make four dice total exactly 20. Red and
-    Blue each keep a hand of four dice. Each first turn rolls all four (R1); on
+    420 (Mark Steere, 2025) is a race to make four dice total exactly 20. Each
+    player keeps a hand of four dice. Each first turn rolls all four (R1); on
     every later turn a player must reroll 1 to 4 of their dice (R2), keeping only
     what the restrictions allow: reroll 3 only if the kept die is 5 or 6, reroll 2
     only if the kept pair totals 10 or more, reroll 1 only if the kept three total
     15 or more (R3); a hand over 20 must reroll all four (R4). The first hand to
-    total exactly 20 wins (R5). Red moves first (R6).
+    total exactly 20 wins (R5). With two players Red (seat 0) moves first (R6).
+    With 3 to 8 (R7) seats 0..N-1 play clockwise from a Player 1 drawn at random;
+    each round is a race to 20 among the players still in, all starting with no
+    hand; whoever makes 20 drops out (a winner), the next round starts with the
+    next remaining player clockwise from the last round's Player 1, and the last
+    player left loses.
 
-    The agent holds one seat; the other is played inside `step()` by the opponent
-    agent given at construction. The agent is asked to move only when it has a
-    real choice: its first roll and forced resets (R4) are played for it.
+    The agent holds one seat; the others are played inside `step()` by the
+    opponents given at construction (through `envs.engine.play_out`). The agent is
+    asked to move only when it has a real choice: first rolls, resets (R4) and
+    hands with nothing to keep are played by the engine.
 
     ## Action Space
     `Discrete(14)`: which dice *values* to keep; the rest are rerolled. Action `a`
-    keeps `game420.KEEPS[a]`:
+    keeps `game420.KEEPS[a]` (written high to low):
 
     | a | keep | a | keep | a | keep |
     |---|------|---|------|---|------|
-    | 0 | nothing (reroll all 4) | 5 | 5-6 | 10 | 5-5-5 |
-    | 1 | 5 | 6 | 6-6 | 11 | 5-5-6 |
-    | 2 | 6 | 7 | 3-6-6 | 12 | 5-6-6 |
-    | 3 | 4-6 | 8 | 4-5-6 | 13 | 6-6-6 |
-    | 4 | 5-5 | 9 | 4-6-6 | | |
+    | 0 | nothing (reroll all 4) | 5 | 6-5 | 10 | 5-5-5 |
+    | 1 | 5 | 6 | 6-6 | 11 | 6-5-5 |
+    | 2 | 6 | 7 | 6-6-3 | 12 | 6-6-5 |
+    | 3 | 6-4 | 8 | 6-5-4 | 13 | 6-6-6 |
+    | 4 | 5-5 | 9 | 6-6-4 | | |
 
     These are all the keeps R3 allows. A keep is legal when the hand holds those
     dice (and the hand is not over 20). The legal set is `action_masks()` (as
-    MaskablePPO reads it) and `info["action_mask"]`; it is never empty. An illegal
-    action raises `game420.IllegalMove` (a `ValueError`), unless
-    `illegal_action="reroll_all"`, which plays action 0 (always legal) instead and
-    sets `info["illegal_action"] = True` (useful for API checkers that sample
-    unmasked actions).
+    MaskablePPO reads it) and `info["action_mask"]`; it is never empty. An
+    action is an integer (a Python or numpy integer, or a 0-d integer array);
+    anything else raises `envs.engine.IllegalAction` (a `ValueError`). By
+    default (`illegal_action="reroll_all"`) an illegal integer plays action 0
+    (always legal) instead and sets `info["illegal_action"] = True`, so every
+    action of the space is accepted, as Gymnasium expects; with
+    `illegal_action="raise"` it raises `IllegalAction` with the reason.
 
     ## Observation Space
-    `Box(1, 6, (8,), int64)`: the agent's hand sorted ascending, then the
-    opponent's hand sorted ascending, e.g. `[1 5 6 6 2 3 3 4]`. The seat is not
-    part of it (the rules are the same for both seats once both have rolled); it
-    is in `info["seat"]`.
+    `envs.codec420.observe(game, seat)`: four integers per player, the agent's
+    hand first, then the other seats' clockwise, each hand ascending. Two players:
+    `Box(1, 6, (8,), int64)`, e.g. `[1 5 6 6 2 3 3 4]` (a hand not rolled yet
+    shows 1 1 1 1). N players: `Box(0, 6, (4N,), int64)`, 0 0 0 0 for a player
+    with no hand (out of the game, or not rolled yet this round). The seat is not
+    part of it; it is in `info["seat"]`.
 
     ## Rewards
-    +1 when the agent wins, -1 when the opponent wins, 0 on every other step.
+    `reward="outcome"` (default): +1 when the agent makes 20 (with more than two
+    players it drops out, a winner), -1 when it loses (the opponent makes 20;
+    with more players, it is the last one left), 0 on every other step.
+    `reward="rank"`: at the end, `1 - 2 * (place - 1) / (N - 1)` for the agent's
+    place (1 = first out, N = last left): +1 for the first out, -1 for the last,
+    linear in between. With two players both are +1 / -1.
 
     ## Starting State
-    Red rolls, then Blue rolls (R1), then play proceeds until the agent has a
-    choice. If a first roll already totals 20, the game is decided before the
-    agent's first choice: `reset()` then returns the final position with
+    Player 1 rolls, then the others clockwise (R1), then play proceeds until the
+    agent has a choice. If the agent's fate is decided before its first choice
+    (a first roll makes 20, ...), `reset()` returns that position with
     `info["decided"] = True` and a mask allowing only action 0, and the next
-    `step()` ends the episode with the reward, so every game counts.
+    `step()` (any action in the space) ends the episode with the reward, so every
+    game counts.
 
     ## Episode End
-    Terminates when a hand totals exactly 20. No truncation (games end with
-    probability 1; under optimal play they last about 9 turns).
+    Terminates when the agent's fate is known: it made 20, or it lost (with more
+    than two players the others may play on without it). No truncation (games
+    end with probability 1). Stepping after the end raises `RuntimeError`: call
+    `reset()`.
+
+    ## Info
+    `action_mask`, `hands` (every seat's hand, high to low, None if not rolled),
+    `decided` (the agent's fate is known). Two players: `seat` ("red"/"blue") and
+    `winner` ("red"/"blue" or None). More: `seat` (int), `remaining` (seats still
+    in), `finish_order` (seats out, first first) and `place` once known.
 
     ## Arguments
-    - `opponent`: an agent (`act(obs, action_mask) -> int`) or a bot name
-      (`"random"`, `"greedy"`, `"foundation"`, `"optimal"`); default `"greedy"`.
-    - `agent_seat`: `"red"`, `"blue"` or `"random"` (drawn each episode); default `"random"`.
-    - `illegal_action`: `"raise"` (default) or `"reroll_all"`.
-    - `render_mode`: `"ansi"` or `"human"`.
+    - `opponent`: a ready agent (`act(obs, action_mask) -> int`) for every other
+      seat, or a list of `n_players - 1` of them, one per other seat clockwise
+      from the agent (`None` for a seat: the default); default `None`: a
+      uniformly random legal policy drawn from the env's `np_random`.
+      Names are not accepted here: pass `agents.make_agent("420", "greedy")`,
+      or build the env with `agents.make_env("Dice420-v0", opponent="greedy")`.
+      At every `reset()` an opponent with `reseed(seed)` is reseeded with a seed
+      drawn from the env's `np_random`, so the same seed and actions give the
+      same game.
+    - `n_players`: 2 to 8; default 2.
+    - `agent_seat`: a seat `0..n_players-1` or `"random"` (drawn each episode);
+      with two players also `"red"` (0) or `"blue"` (1). Default `"random"`.
+    - `reward`: `"outcome"` (default) or `"rank"`.
+    - `illegal_action`: `"reroll_all"` (default) or `"raise"`.
+    - `render_mode`: `"ansi"` or `"human"`; either narrates the turns since the
+      last render (`envs.narrate.Narrator420`) and the hands.
+
+    `reset(options=...)` accepts `"dice"` (a `DiceSource`, e.g. `ScriptedDice`,
+    which also supplies the draw of Player 1), `"agent_seat"` and `"first_player"`.
 
     ## Version History
     - v0: initial version.
@@ -86,42 +137,58 @@ class Dice420Env(gym.Env):
 
     def __init__(
         self,
-        opponent: Any = "greedy",
-        agent_seat: str = "random",
-        illegal_action: str = "raise",
+        opponent: Any = None,
+        n_players: int = 2,
+        agent_seat: int | str = "random",
+        reward: str = "outcome",
+        illegal_action: str = "reroll_all",
         render_mode: Optional[str] = None,
     ):
-        if agent_seat not in (*SEATS, "random"):
-            raise ValueError(f"agent_seat must be 'red', 'blue' or 'random', got {agent_seat!r}")
+        if isinstance(n_players, bool) or not isinstance(n_players, (int, np.integer)) or not (
+            2 <= n_players <= g.MAX_PLAYERS
+        ):
+            raise ValueError(f"n_players must be 2 to {g.MAX_PLAYERS}, got {n_players!r}")
+        self.n_players = int(n_players)
+        self._seat_of(agent_seat)  # checks it
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be 'outcome' or 'rank', got {reward!r}")
         if illegal_action not in ("raise", "reroll_all"):
             raise ValueError(f"illegal_action must be 'raise' or 'reroll_all', got {illegal_action!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        if isinstance(opponent, str):
-            from agents import make_agent
-
-            opponent = make_agent("420", opponent)
-        self.opponent = opponent
+        self._default_opponent = RandomPolicy()
+        given = policies.seat_opponents(opponent, self.n_players - 1, "420", "Dice420-v0", "greedy")
+        # By slot: slot k plays seat agent_seat + 1 + k (mod n).
+        self.opponents = [self._default_opponent if o is None else o for o in given]
         self.agent_seat_option = agent_seat
+        self.reward_mode = reward
         self.illegal_action = illegal_action
         self.render_mode = render_mode
         self.action_space = spaces.Discrete(g.N_ACTIONS)
-        self.observation_space = spaces.Box(1, 6, shape=(codec420.OBS_SIZE,), dtype=np.int64)
+        low, high = codec420.observation_bounds(self.n_players)
+        self.observation_space = spaces.Box(low, high, shape=(codec420.obs_size(self.n_players),), dtype=np.int64)
         self.game: Optional[g.Game420] = None
         self.seat = g.RED
-        self._shown = 0  # turns of history already rendered
+        self._agents: list = []
+        self._ended = False  # the episode's last step was returned
+        self._narrator: Optional[narrate.Narrator420] = None
+        self._shown = 0  # events already rendered
 
     # --- Gymnasium API -------------------------------------------------------
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
-        seat = (options or {}).get("agent_seat", self.agent_seat_option)
-        if seat == "random":
-            self.seat = int(self.np_random.integers(2))
-        elif seat in SEATS:
-            self.seat = SEATS[seat]
-        else:
-            raise ValueError(f"agent_seat must be 'red', 'blue' or 'random', got {seat!r}")
-        self.game = g.Game420(2, dice=(options or {}).get("dice") or RandomDice(self.np_random))
+        options = options or {}
+        seat = self._seat_of(options.get("agent_seat", self.agent_seat_option))
+        self.seat = int(self.np_random.integers(self.n_players)) if seat is None else seat
+        self._default_opponent.rng = self.np_random
+        policies.reseed_opponents(self.opponents, self.np_random)
+        n = self.n_players
+        self._agents = policies.table(self.seat, self.opponents)
+        dice = options.get("dice") or RandomDice(self.np_random)
+        self.game = g.Game420(n, dice=dice, first_player=options.get("first_player"))
+        self._ended = False
+        labels = ["bot"] * n
+        self._narrator = narrate.Narrator420(n, labels, you=self.seat)
         self._shown = 0
         self._advance()
         if self.render_mode == "human":
@@ -131,36 +198,40 @@ class Dice420Env(gym.Env):
     def step(self, action):
         if self.game is None:
             raise RuntimeError("call reset() before step()")
-        game = self.game
+        if self._ended:
+            raise RuntimeError("the episode is over: call reset() to start a new one")
+        action = engine.check_action(action)
         info_extra = {}
-        if not game.is_over:
-            action = int(action)
-            legal = game.legal_actions()
-            if action not in legal:
+        if not self._decided():
+            if action not in self.game.legal_actions():
                 if self.illegal_action == "raise":
-                    game.play(action)  # raises IllegalMove with the reason
+                    self.game.apply(action)  # raises IllegalAction with the reason
                 action = g.REROLL_ALL
                 info_extra["illegal_action"] = True
-            game.play(action)
+            self.game.apply(action)
             self._advance()
-        reward = 0.0
-        if game.is_over:
-            reward = 1.0 if game.winner == self.seat else -1.0
+        elif not 0 <= action < g.N_ACTIONS:  # decided: nothing is played, any action in the space will do
+            if self.illegal_action == "raise":
+                raise engine.IllegalAction(f"an action is an integer in 0..{g.N_ACTIONS - 1}, got {action}")
+            info_extra["illegal_action"] = True
+        done = self._decided()
+        reward = self._reward() if done else 0.0
+        self._ended = done
         if self.render_mode == "human":
             self.render()
-        return self._obs(), reward, game.is_over, False, {**self._info(), **info_extra}
+        return self._obs(), reward, done, False, {**self._info(), **info_extra}
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions for the agent now (what MaskablePPO calls)."""
-        if self.game is None or self.game.is_over:
-            mask = np.zeros(g.N_ACTIONS, dtype=bool)
-            mask[g.REROLL_ALL] = True
-            return mask
-        return codec420.action_mask(self.game.hands[self.seat])
+        """Legal actions for the agent now (what MaskablePPO calls); only 0 once its fate is known."""
+        if self.game is None or self._decided():
+            return codec420.legal_mask([g.REROLL_ALL])
+        return codec420.legal_mask(self.game.legal_actions())
 
     def render(self):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        if self.game is None:
             return None
         text = self._render_text()
         if self.render_mode == "ansi":
@@ -169,47 +240,68 @@ class Dice420Env(gym.Env):
         return None
 
     # --- internals -----------------------------------------------------------
+    def _seat_of(self, seat) -> Optional[int]:
+        """The agent's seat for an ``agent_seat`` value (None: draw it), or ValueError."""
+        n = self.n_players
+        if isinstance(seat, str):
+            if seat == "random":
+                return None
+            if n == 2 and seat in SEATS:
+                return SEATS[seat]
+        elif not isinstance(seat, (bool, np.bool_)) and isinstance(seat, (int, np.integer)) and 0 <= seat < n:
+            return int(seat)
+        names = "'red', 'blue', " if n == 2 else ""
+        raise ValueError(f"agent_seat must be {names}a seat 0..{n - 1} or 'random', got {seat!r}")
+
+    def _decided(self) -> bool:
+        return self.game.outcome(self.seat) is not None
+
     def _advance(self) -> None:
-        """Play forced turns and the opponent's turns until the agent has a choice."""
+        """Let the opponents play until the agent has a choice or its fate is known."""
+        engine.play_out(
+            self.game, self._agents, codec420,
+            until=lambda game: game.current_player == self.seat or game.outcome(self.seat) is not None,
+        )
+
+    def _place(self) -> Optional[int]:
         game = self.game
-        while not game.is_over:
-            legal = game.legal_actions()
-            if len(legal) == 1:
-                game.play(legal[0])
-            elif game.current == self.seat:
-                return
-            else:
-                obs = codec420.observe(game, game.current)
-                game.play(int(self.opponent.act(obs, codec420.action_mask(game.hands[game.current]))))
+        if self.seat in game.finish_order:
+            return game.finish_order.index(self.seat) + 1
+        return self.n_players if game.loser == self.seat else None
+
+    def _reward(self) -> float:
+        if self.reward_mode == "outcome":
+            return float(self.game.outcome(self.seat))
+        return 1.0 - 2.0 * (self._place() - 1) / (self.n_players - 1)
 
     def _obs(self) -> np.ndarray:
-        hands = self.game.hands
-        own, opp = hands[self.seat], hands[1 - self.seat]
-        # A hand not rolled yet (Blue's, when Red's first roll won) shows as 1-1-1-1.
-        return codec420.encode(own or (1,) * 4, opp or (1,) * 4)
+        return codec420.observe(self.game, self.seat)
 
     def _info(self) -> dict:
         game = self.game
-        return {
-            "action_mask": self.action_masks(),
-            "seat": g.SEAT_NAMES[self.seat].lower(),
-            "hands": tuple(game.hands),
-            "decided": game.is_over,
-            "winner": None if game.winner is None else g.SEAT_NAMES[game.winner].lower(),
-        }
+        info = {"action_mask": self.action_masks(), "hands": tuple(game.hands), "decided": self._decided()}
+        if self.n_players == 2:
+            info["seat"] = g.SEAT_NAMES[self.seat].lower()
+            info["winner"] = None if game.winner is None else g.SEAT_NAMES[game.winner].lower()
+        else:
+            info["seat"] = self.seat
+            info["remaining"] = list(game.remaining)
+            info["finish_order"] = list(game.finish_order)
+            place = self._place()
+            if place is not None:
+                info["place"] = place
+        return info
 
     def _render_text(self) -> str:
-        game = self.game
-        lines = []
-        for turn in game.history[self._shown :]:
-            kept = "rolled all four" if not turn.kept else f"kept {g.format_hand(turn.kept)}, rolled {g.format_hand(turn.rolled)}"
-            lines.append(f"  {game.seat_name(turn.seat)} {kept} -> {g.format_hand(turn.hand)}" + ("  = 20!" if turn.won else ""))
-        self._shown = len(game.history)
-        for seat in (g.RED, g.BLUE):
-            hand = game.hands[seat]
-            who = "you" if seat == self.seat else "opponent"
-            total = f"(total {sum(hand)})" if hand else ""
-            lines.append(f"{game.seat_name(seat):<4} [{who:<8}] {g.format_hand(hand):<9} {total}")
-        if game.is_over:
-            lines.append(f"{game.seat_name(game.winner)} wins.")
+        game, narrator = self.game, self._narrator
+        lines = narrator.lines(game.events[self._shown :])
+        self._shown = len(game.events)
+        parts = []
+        for seat in range(self.n_players):
+            if seat in game.finish_order:
+                parts.append(f"{narrator.who(seat)} out, place {game.finish_order.index(seat) + 1}")
+            else:
+                parts.append(f"{narrator.who(seat)} {narrate.hand_total(game.hands[seat])}")
+        lines += wrap(parts)
         return "\n".join(lines)
+

@@ -1,17 +1,18 @@
-"""Gymnasium environment for 421 (two or three players) against built-in opponents."""
+"""Gymnasium environment for 421 (two or three players): one agent against ready opponents."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from envs import codec421
+from envs import codec421, engine, narrate, policies
 from envs import game421 as g
 from envs.dice import RandomDice
+from envs.policies import RandomPolicy
 
 REROLL_ALL = g.action_for_keep(())  # legal at every decision
 
@@ -52,10 +53,13 @@ class Dice421Env(gym.Env):
 
     A keep is legal when the hand holds those values. The legal set is
     `action_masks()` (as MaskablePPO reads it) and `info["action_mask"]`; it is
-    never empty, and it is exactly the engine's `legal_actions()`. An illegal
-    action raises `game421.IllegalAction` (a `ValueError`), unless
-    `illegal_action="reroll_all"`, which plays action 1 (always legal) instead and
-    sets `info["illegal_action"] = True` (for API checkers that sample unmasked).
+    never empty, and it is exactly the engine's `legal_actions()`. An action is
+    an integer (a Python or numpy integer, or a 0-d integer array); anything
+    else raises `envs.engine.IllegalAction` (a `ValueError`). By default
+    (`illegal_action="reroll_all"`) an illegal integer plays action 1 (always
+    legal) instead and sets `info["illegal_action"] = True`, so every action of
+    the space is accepted, as Gymnasium expects; with `illegal_action="raise"`
+    it raises `IllegalAction` with the reason.
 
     ## Observation Space
     `Box(0, high, (25,), int64)`, laid out in `envs.codec421` (decode it with
@@ -75,27 +79,34 @@ class Dice421Env(gym.Env):
     the agent has a choice. If the agent's game is decided before then (it holds
     every token or none after the charge, or it wins or loses in rounds where it
     had no choice), `reset()` returns that position with `info["decided"] = True`
-    and a mask allowing only action 0; the next `step()` ends the episode with the
-    reward, so every game counts.
+    and a mask allowing only action 0; the next `step()` (any action in the space)
+    ends the episode with the reward, so every game counts.
 
     ## Episode End
     Terminates when the agent leaves the game as a winner or loses it (with three
     players, the other two may still be playing). No truncation: games end with
-    probability 1; wrap the env in `TimeLimit` to bound them.
+    probability 1; wrap the env in `TimeLimit` to bound them. Stepping after the
+    end raises `RuntimeError`: call `reset()`.
 
     ## Arguments
-    - `opponent`: an agent (`act(obs, action_mask) -> int`), a bot name
-      (`agents.bots421.AGENT_NAMES_421`: `"random"`, `"heuristic"`, `"greedy421"`,
-      `"cautious"`, and `"optimal"`, the exact solver's bot, for two players), or a
-      sequence of these, one per other seat clockwise from the agent; default `"heuristic"`. Opponents see `codec421.observe(game, seat)`.
-      Named bots are built at each `reset()` with seeds from `self.np_random`.
+    - `opponent`: a ready agent (`act(obs, action_mask) -> int`) for every other
+      seat, or a list of `n_players - 1` of them, one per other seat clockwise
+      from the agent (`None` for a seat: the default); default `None`: a
+      uniformly random legal policy drawn from the env's `np_random`. Opponents
+      see `codec421.observe(game, seat)`.
+      Names are not accepted here: pass `agents.make_agent("421", "heuristic")`,
+      or build the env with `agents.make_env("Dice421-v0", opponent="heuristic")`.
+      At every `reset()` an opponent with `reseed(seed)` is reseeded with a seed
+      drawn from the env's `np_random`, so the same seed and actions give the
+      same game.
     - `n_players`: 2 or 3; default 2.
     - `agent_seat`: a seat `0..n_players-1` or `"random"` (drawn each episode);
       default `"random"`.
     - `pot`: tokens in the pot at the start; default 15.
-    - `illegal_action`: `"raise"` (default) or `"reroll_all"`.
+    - `illegal_action`: `"reroll_all"` (default) or `"raise"`.
     - `render_mode`: `"ansi"` or `"human"`; either narrates the events since the
-      last render (rolls, takes, gives, RAMPO, leaving) and the tokens.
+      last render (`envs.narrate.Narrator421`: rolls, takes, gives, RAMPO,
+      leaving) and the tokens.
 
     `reset(options=...)` accepts `"dice"` (a `DiceSource`, e.g. `ScriptedDice`,
     which also supplies the first-player draw), `"agent_seat"` and `"first_player"`.
@@ -108,35 +119,27 @@ class Dice421Env(gym.Env):
 
     def __init__(
         self,
-        opponent: Any = "heuristic",
+        opponent: Any = None,
         n_players: int = 2,
         agent_seat: int | str = "random",
         pot: int = 15,
-        illegal_action: str = "raise",
+        illegal_action: str = "reroll_all",
         render_mode: Optional[str] = None,
     ):
-        if n_players not in (2, 3):
+        if isinstance(n_players, bool) or n_players not in (2, 3):
             raise ValueError(f"n_players must be 2 or 3, got {n_players!r}")
         self._check_seat(agent_seat, n_players)
-        if not isinstance(pot, (int, np.integer)) or pot < 1:
+        if isinstance(pot, (bool, np.bool_)) or not isinstance(pot, (int, np.integer)) or pot < 1:
             raise ValueError(f"pot must be a positive number of tokens, got {pot!r}")
         if illegal_action not in ("raise", "reroll_all"):
             raise ValueError(f"illegal_action must be 'raise' or 'reroll_all', got {illegal_action!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        specs = list(opponent) if isinstance(opponent, (list, tuple)) else [opponent] * (n_players - 1)
-        if len(specs) != n_players - 1:
-            raise ValueError(f"give one opponent per other seat ({n_players - 1}), got {len(specs)}")
-        from agents.bots421 import AGENT_NAMES_421
-
-        for spec in specs:
-            if isinstance(spec, str) and spec not in AGENT_NAMES_421:
-                raise ValueError(f"unknown agent {spec!r} for 421; choose one of {', '.join(AGENT_NAMES_421)}")
-            if not isinstance(spec, str) and not callable(getattr(spec, "act", None)):
-                raise ValueError(f"an opponent is a bot name or has act(obs, action_mask), got {spec!r}")
-        self.opponent_specs = specs
-        self.opponents: list = []  # by slot: seat agent_seat + 1 + slot (mod n)
-        self.n_players = n_players
+        self._default_opponent = RandomPolicy()
+        given = policies.seat_opponents(opponent, n_players - 1, "421", "Dice421-v0", "heuristic")
+        # By slot: slot k plays seat agent_seat + 1 + k (mod n).
+        self.opponents = [self._default_opponent if o is None else o for o in given]
+        self.n_players = int(n_players)
         self.agent_seat_option = agent_seat
         self.pot = int(pot)
         self.illegal_action = illegal_action
@@ -146,6 +149,9 @@ class Dice421Env(gym.Env):
         self.observation_space = spaces.Box(low, high, shape=(codec421.OBS_SIZE,), dtype=np.int64)
         self.game: Optional[g.Game421] = None
         self.seat = 0
+        self._agents: list = []
+        self._ended = False  # the episode's last step was returned
+        self._narrator: Optional[narrate.Narrator421] = None
         self._shown = 0  # events already rendered
 
     # --- Gymnasium API -------------------------------------------------------
@@ -155,14 +161,14 @@ class Dice421Env(gym.Env):
         seat = options.get("agent_seat", self.agent_seat_option)
         self._check_seat(seat, self.n_players)
         self.seat = int(self.np_random.integers(self.n_players)) if seat == "random" else int(seat)
-        from agents.bots421 import make_bot421
-
-        self.opponents = [
-            make_bot421(spec, seed=int(self.np_random.integers(2**63))) if isinstance(spec, str) else spec
-            for spec in self.opponent_specs
-        ]
+        self._default_opponent.rng = self.np_random
+        policies.reseed_opponents(self.opponents, self.np_random)
+        n = self.n_players
+        self._agents = policies.table(self.seat, self.opponents)
         dice = options.get("dice") or RandomDice(self.np_random)
-        self.game = g.Game421(self.n_players, pot=self.pot, dice=dice, first_player=options.get("first_player"))
+        self.game = g.Game421(n, pot=self.pot, dice=dice, first_player=options.get("first_player"))
+        self._ended = False
+        self._narrator = narrate.Narrator421(n, ["bot"] * n, you=self.seat)
         self._shown = 0
         self._advance()
         if self.render_mode == "human":
@@ -172,9 +178,11 @@ class Dice421Env(gym.Env):
     def step(self, action):
         if self.game is None:
             raise RuntimeError("call reset() before step()")
+        if self._ended:
+            raise RuntimeError("the episode is over: call reset() to start a new one")
+        action = engine.check_action(action)
         info_extra = {}
         if not self._agent_done():
-            action = int(action)
             if action not in self.game.legal_actions():
                 if self.illegal_action == "raise":
                     self.game.apply(action)  # raises IllegalAction with the reason
@@ -182,8 +190,13 @@ class Dice421Env(gym.Env):
                 info_extra["illegal_action"] = True
             self.game.apply(action)
             self._advance()
+        elif not 0 <= action < g.N_ACTIONS:  # decided: nothing is played, any action in the space will do
+            if self.illegal_action == "raise":
+                raise engine.IllegalAction(f"an action is an integer in 0..{g.N_ACTIONS - 1}, got {action}")
+            info_extra["illegal_action"] = True
         done = self._agent_done()
         reward = self._outcome() if done else 0.0
+        self._ended = done
         if self.render_mode == "human":
             self.render()
         return self._obs(), reward, done, False, {**self._info(), **info_extra}
@@ -197,6 +210,8 @@ class Dice421Env(gym.Env):
     def render(self):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        if self.game is None:
             return None
         text = self._render_text()
         if self.render_mode == "ansi":
@@ -213,19 +228,17 @@ class Dice421Env(gym.Env):
             raise ValueError(f"agent_seat must be a seat 0..{n_players - 1} or 'random', got {seat!r}")
 
     def _agent_done(self) -> bool:
-        return self.game.is_over or self.seat in self.game.winners
+        return self.game.outcome(self.seat) is not None
 
     def _outcome(self) -> float:
-        return 1.0 if self.seat in self.game.winners else -1.0
+        return float(self.game.outcome(self.seat))
 
     def _advance(self) -> None:
-        """Play the opponents' decisions until the agent has a choice or its game is decided."""
-        game = self.game
-        while not self._agent_done() and game.current_player != self.seat:
-            seat = game.current_player
-            opponent = self.opponents[(seat - self.seat) % self.n_players - 1]
-            mask = codec421.legal_mask(game.legal_actions())
-            game.apply(int(opponent.act(codec421.observe(game, seat), mask)))
+        """Let the opponents play until the agent has a choice or its game is decided."""
+        engine.play_out(
+            self.game, self._agents, codec421,
+            until=lambda game: game.current_player == self.seat or game.outcome(self.seat) is not None,
+        )
 
     def _obs(self) -> np.ndarray:
         return codec421.observe(self.game, self.seat)
@@ -242,53 +255,13 @@ class Dice421Env(gym.Env):
             "loser": game.loser,
         }
 
-    def _name(self, seat: int) -> str:
-        return f"P{seat + 1}" + (" (you)" if seat == self.seat else "")
-
     def _render_text(self) -> str:
-        game = self.game
-        lines = [line for e in game.events[self._shown :] if (line := self._narrate(e)) is not None]
+        game, narrator = self.game, self._narrator
+        lines = narrator.lines(game.events[self._shown :])
         self._shown = len(game.events)
-        tokens = ", ".join(
-            f"{self._name(s)} {t}" + (" out" if s in game.winners else "") for s, t in enumerate(game.tokens)
-        )
-        lines.append(f"Tokens: {tokens}; pot {game.pot}")
-        if self._agent_done():
-            lines.append("You win." if self._outcome() > 0 else "You lose.")
-        elif game.current_player == self.seat:
-            role = "leader: STOP or keep" if game.leader == self.seat else f"follower: owe {game.rolls_allowed} rolls"
-            lines.append(f"Your hand {g.hand_str(game.dice_in_hand)}, roll {game.rolls_used} of "
+        lines.append(narrator.tokens_line(game.tokens, game.pot, out=game.winners))
+        if not self._agent_done() and game.current_player == self.seat:
+            role = "you lead: STOP or keep" if game.leader == self.seat else f"you must make {game.rolls_allowed} rolls"
+            lines.append(f"Your dice {narrate.dice_text(game.dice_in_hand)}, roll {game.rolls_used} of "
                          f"{game.rolls_allowed} ({role})")
         return "\n".join(lines)
-
-    def _narrate(self, e: dict) -> Optional[str]:
-        kind, name = e["type"], self._name
-        if kind == "start":
-            return f"421, {e['n_players']} players, pot {e['pot']}; {name(e['first_player'])} plays first."
-        if kind == "round":
-            if e["phase"] == g.CHARGE:
-                return "Charge round:"
-            return f"Discharge round led by {name(e['leader'])}:"
-        if kind in ("roll", "reroll"):
-            how = "" if kind == "roll" else (f"keeps {g.hand_str(e['keep'])}, " if e["keep"] else "rerolls all, ")
-            turn = "" if e["phase"] == g.CHARGE else f" roll {e['roll']}:"
-            return f"  {name(e['seat'])}{turn} {how}rolls {'-'.join(map(str, e['rolled']))} -> {g.hand_str(e['hand'])}"
-        if kind == "rampo":
-            return "  RAMPO: " + ", ".join(name(s) for s in e["order"])
-        if kind == "rampo_roll":
-            return f"    {name(e['seat'])} rolls {g.hand_str(e['hand'])}"
-        if kind == "stop":
-            return f"  {name(e['seat'])} stops on {g.hand_str(e['hand'])} after {e['rolls']} roll(s)"
-        if kind == "take":
-            why = " (RAMPO)" if e["rampo"] else ""
-            return f"  {name(e['seat'])} takes {e['amount']} from the pot{why}; pot {e['pot']}"
-        if kind == "charge_end":
-            return "Charge over."
-        if kind == "give":
-            why = " (RAMPO)" if e["rampo"] else f" ({e['due']} due)"
-            return f"  {name(e['giver'])} gives {e['amount']} to {name(e['receiver'])}{why}"
-        if kind == "leave":
-            return f"{name(e['seat'])} has no tokens left and leaves the game: a winner."
-        if kind == "game_end":
-            return f"{name(e['loser'])} holds every token and loses."
-        return None  # turn_end: the hand was already narrated

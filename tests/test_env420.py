@@ -1,4 +1,10 @@
-"""Dice420-v0 (Gymnasium) and the batched Vec420Env against the engine."""
+"""Dice420-v0 (Gymnasium) with two players, and the batched Vec420Env, against the engine.
+
+More players: ``tests/test_env_multi420.py``.
+"""
+
+import ast
+import pathlib
 
 import gymnasium as gym
 import numpy as np
@@ -8,36 +14,41 @@ from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import envs  # noqa: F401  (registers Dice420-v0)
-from agents import solver420
+from agents import make_agent, make_env, solver420
 from agents.base import RandomAgent
 from agents.bots420 import GreedyAgent
 from envs import codec420
 from envs import game420 as g
 from envs.dice import ScriptedDice
 from envs.dice420_env import Dice420Env
+from envs.engine import IllegalAction
 from envs.vec420 import Vec420Env, scripted_dice
 
+ENVS_DIR = pathlib.Path(envs.__file__).resolve().parent
 
-def test_registered_and_passes_gymnasium_check_env():
-    env = gym.make("Dice420-v0", illegal_action="reroll_all")
-    gym_check_env(env.unwrapped)
+
+def test_registered_and_the_defaults_pass_gymnasium_check_env():
+    env = gym.make("Dice420-v0")
     assert env.spec.id == "Dice420-v0"
+    gym_check_env(env.unwrapped)
 
 
 def test_passes_sb3_check_env():
-    sb3_check_env(Dice420Env(illegal_action="reroll_all"), warn=False)
+    sb3_check_env(Dice420Env(), warn=False)
 
 
 def test_mask_in_info_and_action_masks_agree_and_match_the_hand():
-    env = Dice420Env(opponent="random", agent_seat="red")
+    env = Dice420Env(opponent=RandomAgent(), agent_seat="red")
     obs, info = env.reset(seed=3)
     for _ in range(200):
         mask = env.action_masks()
         assert np.array_equal(mask, info["action_mask"])
+        assert env.observation_space.contains(obs)
         if info["decided"]:
             assert mask.sum() == 1 and mask[g.REROLL_ALL]
         else:
-            own, _ = codec420.decode(obs)
+            own, opp = codec420.decode(obs)
+            assert own == env.game.hands[g.RED] and opp == env.game.hands[g.BLUE]
             assert np.array_equal(mask, codec420.action_mask(own)) and mask.sum() > 1
         obs, reward, term, trunc, info = env.step(int(np.flatnonzero(mask)[0]))
         if term:
@@ -45,21 +56,59 @@ def test_mask_in_info_and_action_masks_agree_and_match_the_hand():
             obs, info = env.reset()
 
 
-def test_illegal_action_raises_by_default_and_falls_back_when_asked():
-    env = Dice420Env(agent_seat="red")
+def test_illegal_action_falls_back_by_default_and_raises_when_asked():
+    env = Dice420Env(agent_seat="red", illegal_action="raise")
     env.reset(seed=0)
     illegal = int(np.flatnonzero(~env.action_masks())[0])
-    with pytest.raises(g.IllegalMove, match="illegal move"):
+    with pytest.raises(IllegalAction, match="illegal move"):
         env.step(illegal)
-    env = Dice420Env(agent_seat="red", illegal_action="reroll_all")
+    with pytest.raises(IllegalAction):
+        env.step(99)
+    env = Dice420Env(agent_seat="red")
     env.reset(seed=0)
+    turns = len(env.game.history)
     *_, info = env.step(illegal)
     assert info["illegal_action"] is True
+    assert env.game.history[turns].seat == g.RED and env.game.history[turns].kept == ()  # rerolled all
 
 
-def play_episode(env, seed, chooser_seed=0):
+@pytest.mark.parametrize("illegal_action", ["raise", "reroll_all"])
+@pytest.mark.parametrize("bad", [1.0, np.float64(0.0), True, np.bool_(False), "3", None, np.array([0]),
+                                 np.array(0.0)])
+def test_ill_typed_actions_raise_in_both_modes(illegal_action, bad):
+    env = Dice420Env(agent_seat="red", illegal_action=illegal_action)
+    env.reset(seed=0)
+    history = list(env.game.events)
+    with pytest.raises(IllegalAction, match="integer"):
+        env.step(bad)
+    assert env.game.events == history  # nothing was played
+
+
+@pytest.mark.parametrize("good", [0, np.int64(0), np.int32(0), np.uint8(0), np.array(0)])
+def test_integer_actions_of_every_kind_are_accepted(good):
+    env = Dice420Env(agent_seat="red", illegal_action="raise")
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(good)
+    assert "illegal_action" not in info
+
+
+def test_step_after_the_end_raises_until_reset():
+    env = Dice420Env()
+    _, info = env.reset(seed=1)
+    term = False
+    while not term:
+        _, _, term, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    with pytest.raises(RuntimeError, match=r"reset\(\)"):
+        env.step(0)
+    env.reset()
+    env.step(int(np.flatnonzero(env.action_masks())[0]))  # a new episode steps again
+    with pytest.raises(RuntimeError, match=r"reset\(\)"):
+        Dice420Env().step(0)
+
+
+def play_episode(env, seed, chooser_seed=0, options=None):
     rng = np.random.default_rng(chooser_seed)
-    obs, info = env.reset(seed=seed)
+    obs, info = env.reset(seed=seed, options=options)
     trace = [obs.tolist()]
     while True:
         obs, reward, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
@@ -68,11 +117,44 @@ def play_episode(env, seed, chooser_seed=0):
             return trace, reward
 
 
-def test_same_seed_same_game():
-    env1, env2 = Dice420Env(opponent="greedy"), Dice420Env(opponent="greedy")
+@pytest.mark.parametrize("opponent", [None, "random-agent", "greedy"])
+def test_same_seed_same_game(opponent):
+    def build():
+        if opponent == "random-agent":
+            return Dice420Env(opponent=make_agent("420", "random"))
+        if opponent == "greedy":
+            return make_env("Dice420-v0", opponent="greedy").unwrapped
+        return Dice420Env()
+
+    env1, env2 = build(), build()
     for seed in range(20):
         assert play_episode(env1, seed) == play_episode(env2, seed)
     assert play_episode(env1, 1) != play_episode(env1, 2)
+
+
+def test_random_opponents_follow_the_env_seed_not_their_own():
+    # Two random agents built with different seeds play the same game from the same
+    # env seed: the env reseeds them at reset.  Red's dice are the same either way
+    # (the env draws them), so only the opponent's choices could differ.
+    env1 = Dice420Env(opponent=RandomAgent(seed=1), agent_seat="red")
+    env2 = Dice420Env(opponent=RandomAgent(seed=2), agent_seat="red")
+    for seed in range(30):
+        play_episode(env1, seed)
+        play_episode(env2, seed)
+        assert env1.game.events == env2.game.events
+
+
+def test_the_default_random_opponent_draws_from_the_env_generator():
+    # Scripted dice, so only the opponent's choices can make the two games differ.
+    script = np.random.default_rng(99).integers(1, 7, size=3000).tolist()
+    games_by_seed = {}
+    for seed in (0, 0, 1, 2, 3):
+        env = Dice420Env(agent_seat="red")
+        play_episode(env, seed, options={"dice": ScriptedDice(script)})
+        keeps = [e["keep"] for e in env.game.events if e["type"] == "roll" and e["seat"] == g.BLUE]
+        games_by_seed.setdefault(seed, []).append(keeps)
+    assert games_by_seed[0][0] == games_by_seed[0][1]
+    assert len({tuple(v[0]) for v in games_by_seed.values()}) > 1
 
 
 def test_rewards_follow_the_winner_and_the_opponent_is_played_inside_step():
@@ -85,48 +167,158 @@ def test_rewards_follow_the_winner_and_the_opponent_is_played_inside_step():
     assert 0 < wins < 200
 
 
+@pytest.mark.parametrize("seat, name", [("red", "red"), ("blue", "blue"), (0, "red"), (1, "blue"),
+                                        (np.int64(1), "blue")])
+def test_agent_seat_by_name_or_number(seat, name):
+    env = Dice420Env(agent_seat=seat)
+    _, info = env.reset(seed=4)
+    assert info["seat"] == name and env.seat == g.SEAT_NAMES.index(name.title())
+    assert set(info) == {"action_mask", "seat", "hands", "decided", "winner"}
+
+
 def test_game_decided_before_the_agent_moves_still_counts():
     # Red's first roll is 6-5-5-4 = 20: the agent (Blue) has lost before its first choice.
-    env = Dice420Env(agent_seat="blue")
-    obs, info = env.reset(options={"dice": ScriptedDice([6, 5, 5, 4])})
-    assert info["decided"] and info["winner"] == "red"
-    assert env.action_masks().tolist() == [True] + [False] * 13
-    _, reward, term, _, _ = env.step(0)
-    assert term and reward == -1.0
+    for reward_mode in ("outcome", "rank"):
+        env = Dice420Env(agent_seat="blue", reward=reward_mode)
+        obs, info = env.reset(options={"dice": ScriptedDice([6, 5, 5, 4])})
+        assert info["decided"] and info["winner"] == "red"
+        assert obs.tolist() == [1, 1, 1, 1, 4, 5, 5, 6]  # Blue has not rolled: 1 1 1 1
+        assert env.action_masks().tolist() == [True] + [False] * 13
+        _, reward, term, _, _ = env.step(0)
+        assert term and reward == -1.0
 
 
-def test_render_ansi_shows_both_hands():
+def test_the_agent_winning_on_a_step_ends_the_episode_with_plus_one():
+    # Red (agent) 6-6-5-1, Blue 3-3-2-1 (nothing to keep: it rerolls all four), Red keeps
+    # 6-6-5 and rolls a 3: 20.
+    env = Dice420Env(agent_seat="red")
+    obs, info = env.reset(options={"dice": ScriptedDice([6, 6, 5, 1, 3, 3, 2, 1, 3])})
+    assert not info["decided"] and obs.tolist() == [1, 5, 6, 6, 1, 2, 3, 3]
+    obs, reward, term, _, info = env.step(g.KEEP_INDEX[(6, 6, 5)])
+    assert (reward, term, info["winner"], info["decided"]) == (1.0, True, "red", True)
+    assert info["hands"] == ((6, 6, 5, 3), (3, 3, 2, 1))
+
+
+def test_render_ansi_narrates_and_shows_both_hands():
     env = Dice420Env(agent_seat="red", render_mode="ansi")
     env.reset(options={"dice": ScriptedDice([1, 5, 6, 6, 2, 2, 3, 3])})
     text = env.render()
-    assert "1-5-6-6" in text and "2-2-3-3" in text and "you" in text
+    assert "6-6-5-1 (18)" in text and "3-3-2-2 (10)" in text
+    assert "Red (you)" in text and "Blue (bot)" in text
+    assert env.render().splitlines() == text.splitlines()[-1:]  # the turns are narrated once
+    assert all(len(line) <= 80 for line in text.splitlines()[-1:])
+
+
+def test_render_human_prints(capsys):
+    env = Dice420Env(agent_seat="blue", render_mode="human")
+    env.reset(seed=3)
+    assert "Blue (you)" in capsys.readouterr().out
 
 
 def test_bad_constructor_arguments_are_explained():
     with pytest.raises(ValueError, match="agent_seat"):
         Dice420Env(agent_seat="green")
-    with pytest.raises(ValueError, match="unknown agent"):
-        Dice420Env(opponent="nobody")
+    with pytest.raises(ValueError, match="agent_seat"):
+        Dice420Env(agent_seat=2)
+    with pytest.raises(ValueError, match="n_players"):
+        Dice420Env(n_players=9)
+    with pytest.raises(ValueError, match="reward"):
+        Dice420Env(reward="score")
+    with pytest.raises(ValueError, match="illegal_action"):
+        Dice420Env(illegal_action="ignore")
+    with pytest.raises(TypeError, match="act"):
+        Dice420Env(opponent=object())
+
+
+@pytest.mark.parametrize("opponent", ["greedy", ["greedy"], "nobody"])
+def test_a_named_opponent_is_refused_with_the_way_to_get_an_agent(opponent):
+    with pytest.raises(TypeError) as err:
+        Dice420Env(opponent=opponent)
+    message = str(err.value)
+    assert "agents.make_agent('420'" in message and "agents.make_env('Dice420-v0'" in message
+    # ... and the way it names works.
+    env = make_env("Dice420-v0", opponent="greedy")
+    env.reset(seed=0)
+    assert isinstance(env.unwrapped.opponents[0], GreedyAgent)
+
+
+# --- layers ----------------------------------------------------------------------
+
+
+def agents_imports(source: str) -> list[str]:
+    """Every place ``path`` imports the ``agents`` package: import statements and
+    ``importlib.import_module("agents...")`` / ``__import__("agents...")`` calls."""
+
+    def is_agents(name) -> bool:
+        return isinstance(name, str) and (name == "agents" or name.startswith("agents."))
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [f"import {a.name}" for a in node.names if is_agents(a.name)]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and is_agents(node.module):
+            found.append(f"from {node.module} import ...")
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            arg = node.args[0]
+            if name in ("import_module", "__import__") and isinstance(arg, ast.Constant) and is_agents(
+                    str(arg.value).split(":")[0]):
+                found.append(f"{name}({arg.value!r})")
+    return found
+
+
+def test_the_agents_import_finder_finds_every_form():
+    source = (
+        "import agents\nimport agents.base as b\nfrom agents.bots421 import X\nimport importlib\n"
+        "def f():\n    importlib.import_module('agents.solver421')\n    return __import__('agents')\n"
+        "from envs import agentsx\nimport_module('agentsy')\nfrom . import agents\nimport agentsz\n"
+    )
+    assert agents_imports(source) == [
+        "import agents", "import agents.base", "from agents.bots421 import ...",
+        "import_module('agents.solver421')", "__import__('agents')",
+    ]
+
+
+def test_no_module_under_envs_imports_agents():
+    files = sorted(ENVS_DIR.rglob("*.py"))
+    assert ENVS_DIR / "dice420_env.py" in files and ENVS_DIR / "dice421_env.py" in files
+    offenders = [f"{path.relative_to(ENVS_DIR.parent)}: {hit}" for path in files
+                 for hit in agents_imports(path.read_text())]
+    assert offenders == []
 
 
 # --- the batched env ---------------------------------------------------------
 
 
+class TableAgent:
+    """Plays a two-player keep table ``[own hand, other hand]``."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def act(self, obs, action_mask):
+        own, other = codec420.decode(obs)
+        return int(self.table[g.HAND_INDEX[own], g.HAND_INDEX[other]])
+
+
+class ListAgent:
+    def __init__(self, keeps):
+        self.keeps = iter(keeps)
+
+    def act(self, obs, action_mask):
+        return next(self.keeps)
+
+
 def engine_game(script, agent_red, agent_keeps, opponent_table):
     """Play one game through the engine with scripted dice; the agent plays ``agent_keeps`` in order."""
+    from envs.engine import play_out
+
     game = g.Game420(dice=ScriptedDice(script))
     agent_seat = g.RED if agent_red else g.BLUE
-    keeps = iter(agent_keeps)
-    while not game.is_over:
-        legal = game.legal_actions()
-        if len(legal) == 1:
-            game.play(legal[0])
-        elif game.current == agent_seat:
-            game.play(next(keeps))
-        else:
-            h = g.HAND_INDEX[game.hands[game.current]]
-            o = g.HAND_INDEX[game.hands[agent_seat]]
-            game.play(int(opponent_table[h, o]))
+    agents = [None, None]
+    agents[agent_seat], agents[1 - agent_seat] = ListAgent(agent_keeps), TableAgent(opponent_table)
+    play_out(game, agents, codec420)
     return 1.0 if game.winner == agent_seat else -1.0
 
 
@@ -168,8 +360,8 @@ def test_batched_env_outcome_frequencies_match_the_exact_values():
     obs = venv.reset()
     wins = {0: [0, 0], 1: [0, 0]}
     while sum(sum(v) for v in wins.values()) < 40_000:
-        own = np.array([g.HAND_INDEX[tuple(r)] for r in obs[:, :4]])
-        opp = np.array([g.HAND_INDEX[tuple(r)] for r in obs[:, 4:]])
+        own = np.array([g.HAND_INDEX[g.canonical(r)] for r in obs[:, :4]])
+        opp = np.array([g.HAND_INDEX[g.canonical(r)] for r in obs[:, 4:]])
         actions = np.where(venv.pending != 0, 0, greedy_keeps[own, opp])
         seats = venv.seat.copy()
         obs, rewards, dones, _ = venv.step(actions)
@@ -202,7 +394,7 @@ def test_batched_env_rejects_illegal_actions():
     actions = masks.argmax(axis=1)
     live = np.flatnonzero(venv.pending == 0)
     actions[live[0]] = int(np.flatnonzero(~masks[live[0]])[0])
-    with pytest.raises(g.IllegalMove):
+    with pytest.raises(IllegalAction):
         venv.step(actions)
 
 

@@ -9,10 +9,13 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import envs  # noqa: F401  (registers Dice421-v0)
+from agents import make_agent, make_env
+from agents.base import RandomAgent
 from envs import codec421
 from envs import game421 as g
 from envs.dice import ScriptedDice
 from envs.dice421_env import REROLL_ALL, Dice421Env
+from envs.engine import IllegalAction
 
 
 def rolls(spec: str) -> list[int]:
@@ -43,27 +46,32 @@ def random_choice(rng, info):
 # --- API checks -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n_players", [2, 3])
-def test_registered_and_passes_gymnasium_check_env(n_players):
-    env = gym.make("Dice421-v0", n_players=n_players, illegal_action="reroll_all")
+def test_registered_and_the_defaults_pass_gymnasium_check_env():
+    env = gym.make("Dice421-v0")
     assert env.spec.id == "Dice421-v0"
     gym_check_env(env.unwrapped)
 
 
+def test_three_players_pass_gymnasium_check_env():
+    gym_check_env(gym.make("Dice421-v0", n_players=3).unwrapped)
+
+
 @pytest.mark.parametrize("n_players", [2, 3])
 def test_passes_sb3_check_env(n_players):
-    sb3_check_env(Dice421Env(n_players=n_players, illegal_action="reroll_all"), warn=False)
+    sb3_check_env(Dice421Env(n_players=n_players), warn=False)
 
 
-def test_illegal_action_raises_by_default_and_falls_back_when_asked():
-    env = Dice421Env(agent_seat=0)
+def test_illegal_action_falls_back_by_default_and_raises_when_asked():
+    env = Dice421Env(agent_seat=0, illegal_action="raise")
     obs, info = env.reset(seed=0)
     while info["decided"]:
         obs, info = env.reset()
     illegal = int(np.flatnonzero(~info["action_mask"])[0])
-    with pytest.raises(g.IllegalAction, match="not legal"):
+    with pytest.raises(IllegalAction, match="not legal"):
         env.step(illegal)
-    env = Dice421Env(agent_seat=0, illegal_action="reroll_all")
+    with pytest.raises(IllegalAction):
+        env.step(-1)
+    env = Dice421Env(agent_seat=0)
     obs, info = env.reset(seed=0)
     while info["decided"]:
         obs, info = env.reset()
@@ -79,12 +87,66 @@ def test_bad_constructor_arguments_are_explained():
         Dice421Env(n_players=4)
     with pytest.raises(ValueError, match="agent_seat"):
         Dice421Env(n_players=2, agent_seat=2)
-    with pytest.raises(ValueError, match="unknown agent"):
-        Dice421Env(opponent="nobody")
     with pytest.raises(ValueError, match="one opponent per other seat"):
-        Dice421Env(n_players=3, opponent=["random"])
+        Dice421Env(n_players=3, opponent=[RandomAgent()])
     with pytest.raises(ValueError, match="pot"):
         Dice421Env(pot=0)
+    with pytest.raises(ValueError, match="illegal_action"):
+        Dice421Env(illegal_action="ignore")
+    with pytest.raises(TypeError, match="act"):
+        Dice421Env(opponent=42)
+
+
+@pytest.mark.parametrize("n_players, opponent", [(2, "heuristic"), (2, "nobody"), (3, [RandomAgent(), "cautious"]),
+                                                 (3, "random")])
+def test_a_named_opponent_is_refused_with_the_way_to_get_an_agent(n_players, opponent):
+    with pytest.raises(TypeError) as err:
+        Dice421Env(n_players=n_players, opponent=opponent)
+    message = str(err.value)
+    assert "agents.make_agent('421'" in message and "agents.make_env('Dice421-v0'" in message
+
+
+def test_make_env_names_the_opponents():
+    env = make_env("Dice421-v0", opponent=["heuristic", "cautious"], n_players=3).unwrapped
+    assert [o.name for o in env.opponents] == ["heuristic", "cautious"]
+    _, info = env.reset(seed=0)
+    assert env.observation_space.contains(env.reset(seed=1)[0])
+
+
+@pytest.mark.parametrize("illegal_action", ["raise", "reroll_all"])
+@pytest.mark.parametrize("bad", [1.0, np.float32(1.0), True, np.bool_(True), "1", None, [1], np.array([1])])
+def test_ill_typed_actions_raise_in_both_modes(illegal_action, bad):
+    env = Dice421Env(agent_seat=0, illegal_action=illegal_action)
+    _, info = env.reset(seed=0)
+    while info["decided"]:
+        _, info = env.reset()
+    events = list(env.game.events)
+    with pytest.raises(IllegalAction, match="integer"):
+        env.step(bad)
+    assert env.game.events == events
+
+
+@pytest.mark.parametrize("good", [np.int64(1), np.int8(1), np.array(1, dtype=np.int16)])
+def test_numpy_integer_actions_are_accepted(good):
+    env = Dice421Env(agent_seat=0, illegal_action="raise")
+    _, info = env.reset(seed=0)
+    while info["decided"]:
+        _, info = env.reset()
+    _, _, _, _, info = env.step(good)  # 1 = reroll all: always legal
+    assert "illegal_action" not in info
+
+
+def test_step_after_the_end_raises_until_reset():
+    env = Dice421Env(pot=3)
+    rng = np.random.default_rng(0)
+    _, info = env.reset(seed=0)
+    term = False
+    while not term:
+        _, _, term, _, info = env.step(random_choice(rng, info))
+    with pytest.raises(RuntimeError, match=r"reset\(\)"):
+        env.step(g.STOP)
+    _, info = env.reset()
+    env.step(random_choice(rng, info))
 
 
 # --- the mask is the legal set --------------------------------------------------
@@ -92,7 +154,7 @@ def test_bad_constructor_arguments_are_explained():
 
 @pytest.mark.parametrize("n_players", [2, 3])
 def test_mask_is_exactly_the_engine_legal_set_at_every_decision(n_players):
-    env = Dice421Env(opponent="random", n_players=n_players, agent_seat="random")
+    env = Dice421Env(n_players=n_players, agent_seat="random")
     rng = np.random.default_rng(n_players)
     decisions = {"leader": 0, "follower": 0}
     for seed in range(150):
@@ -181,9 +243,9 @@ def test_observation_layout_and_decode_round_trip():
 # --- seeding, the worked example, decided games -----------------------------------
 
 
-def play_episode(env, seed, chooser_seed=0):
+def play_episode(env, seed, chooser_seed=0, options=None):
     rng = np.random.default_rng(chooser_seed)
-    obs, info = env.reset(seed=seed)
+    obs, info = env.reset(seed=seed, options=options)
     trace = [obs.tolist()]
     while True:
         obs, reward, term, trunc, info = env.step(random_choice(rng, info))
@@ -193,13 +255,36 @@ def play_episode(env, seed, chooser_seed=0):
 
 
 def test_same_seed_same_game():
-    env1 = Dice421Env(opponent="random", n_players=3)
-    env2 = Dice421Env(opponent=["random", "heuristic"], n_players=3)
-    env3 = Dice421Env(opponent=["random", "heuristic"], n_players=3)
+    env1 = Dice421Env(n_players=3)
+    env2 = Dice421Env(opponent=[make_agent("421", "random"), make_agent("421", "heuristic")], n_players=3)
+    env3 = make_env("Dice421-v0", opponent=["random", "heuristic"], n_players=3).unwrapped
     for seed in range(10):
         assert play_episode(env1, seed) == play_episode(env1, seed)
         assert play_episode(env2, seed) == play_episode(env3, seed)
     assert play_episode(env1, 1) != play_episode(env1, 2)
+
+
+def test_random_opponents_follow_the_env_seed_not_their_own():
+    # Random agents built with different seeds play the same games from the same env seed.
+    env1 = Dice421Env(opponent=[RandomAgent(1), RandomAgent(2)], n_players=3, agent_seat=0)
+    env2 = Dice421Env(opponent=[RandomAgent(3), RandomAgent(4)], n_players=3, agent_seat=0)
+    for seed in range(15):
+        play_episode(env1, seed)
+        play_episode(env2, seed)
+        assert env1.game.events == env2.game.events
+
+
+def test_the_default_random_opponent_draws_from_the_env_generator():
+    # The same dice for every game: only the opponent's choices can differ.
+    script = np.random.default_rng(5).integers(1, 7, size=20_000).tolist()
+    keeps = {}
+    for seed in (0, 0, 1, 2, 3):
+        env = Dice421Env(agent_seat=0)
+        play_episode(env, seed, options={"dice": ScriptedDice(script, seats=[0])})
+        played = tuple(e["keep"] for e in env.game.events if e["type"] == "reroll" and e["seat"] == 1)
+        keeps.setdefault(seed, []).append(played)
+    assert keeps[0][0] == keeps[0][1]
+    assert len({v[0] for v in keeps.values()}) > 1
 
 
 WORKED_EXAMPLE = ("211 551  643 541  621 621 642 632  642 113"  # charge, with a RAMPO
@@ -220,17 +305,23 @@ def test_seed_003_worked_example_as_p2_wins():
     assert (o.tokens, o.pot, o.phase) == (3, 0, "discharge")
     assert p1.seen[0].is_leader and p1.seen[0].hand == (5, 4, 1) and p1.seen[0].others[0].tokens == 3
     text = env.render()
-    for line in ("P2 (you) takes 2 from the pot", "RAMPO: P2 (you), P1", "P1 takes 1 from the pot (RAMPO)",
-                 "Discharge round led by P1", "P1 roll 3: keeps 4-1, rolls 4 -> 4-4-1",
-                 "Your hand 1-1-1, roll 1 of 3"):
+    for line in ("P2 (you) has the lowest hand and takes 2 tokens from the pot",
+                 "RAMPO, one roll each: P2 (you), P1 (bot)", "P1 (bot) loses the RAMPO and takes 1 token",
+                 "Discharge round 1: P1 (bot) leads", "P1 (bot) roll 3: kept 4-1, rolled 4 -> 4-4-1",
+                 "Tokens: P1 2, P2 (you) 3 | pot 0", "Your dice 1-1-1, roll 1 of 3"):
         assert line in text
+    assert text.count("Charge round 1") == 1 and env.render().count("Charge round") == 0  # narrated once
     obs, reward, term, _, info = env.step(P2_KEEPS[0])
     assert (reward, term) == (0.0, False) and codec421.decode(obs).hand == (4, 1, 1)
     obs, reward, term, _, info = env.step(P2_KEEPS[1])
     assert (reward, term) == (1.0, True)
     assert info["tokens"] == [5, 0] and info["winners"] == [1] and info["loser"] == 0
     text = env.render()
-    assert "P2 (you) gives 3 to P1 (4 due)" in text and "P1 holds every token and loses." in text
+    assert "P2 gives P1 3 tokens (all it held; 4 due)" in text
+    assert "P1 (bot) holds all 5 tokens and loses the game. You win!" in text
+    assert text.splitlines()[-1] == "Tokens: P1 5, P2 (you) 0 (out) | pot 0"
+    with pytest.raises(RuntimeError, match=r"reset\(\)"):
+        env.step(g.STOP)
 
 
 def test_seed_003_worked_example_as_p1_loses():
@@ -268,7 +359,7 @@ def test_agent_out_after_the_charge_wins_while_the_others_play_on():
 
 @pytest.mark.parametrize("n_players", [2, 3])
 def test_every_game_counts_including_those_decided_before_the_first_choice(n_players):
-    env = Dice421Env(opponent="heuristic", n_players=n_players, pot=3)
+    env = Dice421Env(opponent=make_agent("421", "heuristic"), n_players=n_players, pot=3)
     rng = np.random.default_rng(7)
     games = episodes = wins = losses = decided_at_reset = 0
     for seed in range(400):
@@ -291,4 +382,4 @@ def test_render_human_prints(capsys):
     env = Dice421Env(agent_seat=0, render_mode="human")
     env.reset(seed=3)
     out = capsys.readouterr().out
-    assert "Charge round:" in out and "Tokens: P1 (you)" in out
+    assert "Charge round 1" in out and "Tokens: P1 (you)" in out and "P2 (bot)" in out
