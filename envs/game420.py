@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-import operator
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
@@ -23,7 +22,7 @@ from functools import lru_cache
 from typing import Iterable, Optional, Sequence
 
 from envs.dice import DiceSource, RandomDice
-from envs.engine import IllegalAction
+from envs.engine import IllegalAction, check_action
 
 Hand = tuple[int, int, int, int]
 Keep = tuple[int, ...]
@@ -252,10 +251,7 @@ class Game420:
         if self.is_over:
             raise IllegalAction("the game is over: no move is legal")
         legal = self.legal_actions()
-        try:
-            action = operator.index(action)
-        except TypeError:
-            raise IllegalAction(f"an action is an integer in 0..{N_ACTIONS - 1}, got {action!r}") from None
+        action = check_action(action)
         if action not in legal:
             hand = self.hands[self._to_move]
             keep = KEEPS[action] if 0 <= action < N_ACTIONS else None

@@ -13,13 +13,12 @@ same thing in every hand, which is what lets a learner generalize across hands.
 from __future__ import annotations
 
 import copy
-import operator
 from collections import Counter
 from itertools import combinations_with_replacement
 from typing import Iterable, NamedTuple
 
 from envs.dice import DiceSource, RandomDice
-from envs.engine import IllegalAction
+from envs.engine import IllegalAction, check_action
 
 # ---------------------------------------------------------------- H1: hands
 
@@ -177,7 +176,7 @@ class Game421:
         dice: DiceSource | None = None,
         first_player: int | None = None,
     ):
-        if isinstance(n_players, bool) or n_players not in (2, 3):
+        if isinstance(n_players, bool) or not isinstance(n_players, int) or n_players not in (2, 3):
             raise ValueError(f"421 is played by 2 or 3 players, got {n_players}")
         if pot < 1:
             raise ValueError(f"the pot needs at least one token, got {pot}")
@@ -228,10 +227,7 @@ class Game421:
 
     def apply(self, action: int) -> None:
         legal = self.legal_actions()
-        try:
-            action = operator.index(action)
-        except TypeError:
-            raise IllegalAction(f"an action is an int, got {action!r}") from None
+        action = check_action(action)
         if action not in legal:
             raise IllegalAction(self._illegal_message(action, legal))
         if action == STOP:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import bots421, solver421
+import agents
+from agents import bots421, make_agent, solver421
 from agents.base import RandomAgent
-from agents.bots421 import (
-    BOT_NAMES_421, CautiousAgent, Greedy421Agent, HeuristicAgent, make_bot421, play_game421,
-)
+from agents.bots421 import CautiousAgent, Greedy421Agent, HeuristicAgent
 from envs import codec421
 from envs import game421 as g
 from envs.dice import ScriptedDice
 from envs.dice421_env import Dice421Env
+from helpers import BOT_NAMES_421, played
 
 
 def rolls(spec: str) -> list[int]:
@@ -44,14 +44,20 @@ def decide(bot, game) -> int:
 # --- the registry ---------------------------------------------------------------
 
 
-def test_make_bot421_builds_every_named_bot():
+def test_make_agent_builds_every_named_421_bot():
     assert BOT_NAMES_421 == ("random", "heuristic", "greedy421", "cautious")
     for name in BOT_NAMES_421:
-        bot = make_bot421(name, seed=1)
+        bot = make_agent("421", name, seed=1)
         assert bot.name == name and callable(bot.act) and bot.__doc__
-    assert isinstance(make_bot421("random"), RandomAgent)
+    assert isinstance(make_agent("421", "random"), RandomAgent)
     with pytest.raises(ValueError, match="unknown agent 'nobody'"):
-        make_bot421("nobody")
+        make_agent("421", "nobody")
+    assert agents.agent_names("421") == (*BOT_NAMES_421, "optimal", "ppo-421")
+    assert isinstance(make_agent("421", "optimal"), solver421.OptimalAgent421)
+    # names become agents only in agents.make_agent
+    for gone in ("make_bot421", "play_game421", "BOT_NAMES_421", "AGENT_NAMES_421", "main"):
+        assert not hasattr(bots421, gone), gone
+    assert not hasattr(solver421, "bot_table")
 
 
 # --- legal play -------------------------------------------------------------------
@@ -75,10 +81,10 @@ def test_every_bot_plays_only_legal_actions():
     checked = []
     for i in range(240):
         n = 2 + i % 2
-        agents = [Checked(make_bot421(str(name), seed=i)) for name in rng.choice(BOT_NAMES_421, size=n)]
-        game = play_game421(agents, seed=i, pot=15 if i % 3 else 6)
+        players = [Checked(make_agent("421", str(name), seed=i)) for name in rng.choice(BOT_NAMES_421, size=n)]
+        game = played("421", players, seed=i, pot=15 if i % 3 else 6)
         assert game.is_over and game.tokens[game.loser] == game.initial_pot
-        checked += agents
+        checked += players
     for name in BOT_NAMES_421:
         assert sum(c.decisions for c in checked if c.bot.name == name) > 200
 
@@ -91,9 +97,9 @@ def loss_rate(bot, opponent, games, first_seed=0):
     lost = 0
     for i in range(games):
         seat = i % 2
-        agents = [opponent, opponent]
-        agents[seat] = bot
-        lost += play_game421(agents, seed=first_seed + i).loser == seat
+        players = [opponent, opponent]
+        players[seat] = bot
+        lost += played("421", players, seed=first_seed + i).loser == seat
     return lost / games
 
 
@@ -112,9 +118,9 @@ def test_heuristic_beats_the_simpler_bots():
 def test_heuristic_leads_three_player_tables_against_random():
     lost = [0, 0, 0]
     for i in range(300):
-        agents = [RandomAgent(i), RandomAgent(i + 1), RandomAgent(i + 2)]
-        agents[i % 3] = HeuristicAgent()
-        game = play_game421(agents, seed=i)
+        players = [RandomAgent(i), RandomAgent(i + 1), RandomAgent(i + 2)]
+        players[i % 3] = HeuristicAgent()
+        game = played("421", players, seed=i)
         lost[(game.loser - i) % 3] += 1  # position 0 = the heuristic's seat
     assert lost[0] < 0.2 * 300  # chance alone would be a third
 
@@ -126,7 +132,7 @@ def test_heuristic_leads_three_player_tables_against_random():
 def test_leader_stops_on_a_strong_hand(hand):
     for name in ("heuristic", "cautious"):
         game = discharge_game(hand)
-        assert decide(make_bot421(name), game) == g.STOP
+        assert decide(make_agent("421", name), game) == g.STOP
     parts = [v for v in (1, 4, 2) if v in rolls(hand)][:2]
     assert decide(Greedy421Agent(), discharge_game(hand)) == (g.STOP if hand == "421" else keep(*parts))
 
@@ -188,8 +194,8 @@ def test_greedy421_keeps_ones_fours_and_twos():
 
 def test_bots_play_inside_the_env():
     for name in BOT_NAMES_421:
-        env = Dice421Env(opponent=name, n_players=3)
-        bot = make_bot421(name, seed=0)
+        env = Dice421Env(opponent=make_agent("421", name, seed=1), n_players=3)
+        bot = make_agent("421", name, seed=0)
         for seed in range(5):
             obs, info = env.reset(seed=seed)
             term = False
@@ -232,21 +238,21 @@ class Recorder:
 
 @pytest.fixture(scope="module")
 def real_decisions():
-    """(obs, masks) met in real games: two players and three (play_game421 and Dice421Env)."""
+    """(obs, masks) met in real games: two players and three (the engine's game loop and Dice421Env)."""
     log = []
     rng = np.random.default_rng(7)
     for i in range(60):  # heads-up, bots drawn at random, pots 15 and 6
         names = rng.choice(BOT_NAMES_421, size=2)
-        play_game421([Recorder(make_bot421(str(n), seed=i), log) for n in names], seed=i, pot=15 if i % 2 else 6)
+        played("421", [Recorder(make_agent("421", str(n), seed=i), log) for n in names], seed=i, pot=15 if i % 2 else 6)
     n_two = len(log)
     for i in range(20):  # three players, whole games
         names = rng.choice(BOT_NAMES_421, size=3)
-        play_game421([Recorder(make_bot421(str(n), seed=i), log) for n in names], seed=i, pot=15 if i % 2 else 9)
+        played("421", [Recorder(make_agent("421", str(n), seed=i), log) for n in names], seed=i, pot=15 if i % 2 else 9)
     for i in range(20):  # three players inside the env: the agent's seat and both opponents
         names = [str(n) for n in rng.choice(BOT_NAMES_421, size=3)]
-        env = Dice421Env(opponent=[Recorder(make_bot421(n, seed=i), log) for n in names[1:]], n_players=3,
+        env = Dice421Env(opponent=[Recorder(make_agent("421", n, seed=i), log) for n in names[1:]], n_players=3,
                          pot=15 if i % 2 else 9)
-        me = Recorder(make_bot421(names[0], seed=i), log)
+        me = Recorder(make_agent("421", names[0], seed=i), log)
         obs, info = env.reset(seed=100 + i)
         term = False
         while not term:
@@ -302,7 +308,7 @@ def awkward_masks(bot, obs, masks, seed=0):
 
 @pytest.mark.parametrize("name", BATCHED_BOTS)
 def test_action_probs_is_act_at_solver_decisions_of_pot_15(name):
-    bot = make_bot421(name)
+    bot = make_agent("421", name)
     obs, masks = solver_decisions(15, sample=2000, seed=1)  # every leader decision, a sample of the others
     assert_batch_is_act(bot, obs, masks)
     assert_batch_is_act(bot, np.concatenate([obs, obs]), awkward_masks(bot, obs, masks))
@@ -310,7 +316,7 @@ def test_action_probs_is_act_at_solver_decisions_of_pot_15(name):
 
 @pytest.mark.parametrize("name", BATCHED_BOTS)
 def test_action_probs_is_act_at_decisions_of_real_games(name, real_decisions):
-    bot = make_bot421(name)
+    bot = make_agent("421", name)
     obs, masks = real_decisions
     assert_batch_is_act(bot, obs, masks)
     assert_batch_is_act(bot, np.concatenate([obs, obs]), awkward_masks(bot, obs, masks, seed=2))
@@ -331,8 +337,9 @@ class ActOnly:
 @pytest.mark.parametrize("name", BATCHED_BOTS)
 def test_bot_table_is_the_table_of_act(name):
     # Pot 4: all 28,560 two-player discharge decisions, asked one at a time through act.
-    table = solver421.bot_table(name, 4)
-    reference = solver421.policy_table(ActOnly(make_bot421(name)), 4)
+    table = agents.bot_table("421", name, pot=4)
+    assert agents.bot_table("421", name, pot=4) is table  # cached
+    reference = solver421.policy_table(ActOnly(make_agent("421", name)), 4)
     assert table.name == reference.name == name
     assert np.array_equal(table.leader, reference.leader)
     assert np.array_equal(table.follower, reference.follower)
@@ -341,7 +348,7 @@ def test_bot_table_is_the_table_of_act(name):
 @pytest.mark.parametrize("name", BATCHED_BOTS)
 def test_policy_table_never_asks_act_at_two_player_decisions(name, monkeypatch):
     # The whole pot-15 table (131,712 follower and 1,568 leader decisions) is vectorised.
-    bot = make_bot421(name)
+    bot = make_agent("421", name)
 
     def no_act(obs, action_mask):
         raise AssertionError(f"act called at {codec421.decode(obs)}")
@@ -404,7 +411,7 @@ def mutated_decisions(obs, masks, seed=0):
 
 @pytest.mark.parametrize("name", BATCHED_BOTS)
 def test_action_probs_is_act_at_odd_observations(name, real_decisions):
-    bot = make_bot421(name)
+    bot = make_agent("421", name)
     two = real_decisions[0][:, codec421.N_PLAYERS] == 2
     solver_obs, solver_masks = solver_decisions(15, sample=1000, seed=3)
     obs, masks = mutated_decisions(np.concatenate([real_decisions[0][two], solver_obs]),

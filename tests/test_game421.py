@@ -14,6 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from envs import engine
+from envs import game420
 from envs.dice import RandomDice, ScriptedDice
 from envs.game421 import (
     HANDS, KEEPS, N_ACTIONS, STOP, Game421, IllegalAction, action_for_keep,
@@ -458,17 +460,43 @@ def test_illegal_actions_raise_with_a_helpful_message():
     with pytest.raises(IllegalAction):
         game.apply("STOP")
     assert issubclass(IllegalAction, ValueError)
+    # one error class for both engines, defined by the engine interface
+    assert IllegalAction is engine.IllegalAction is game420.IllegalAction
+
+
+def test_returns_and_outcome_once_a_player_has_left_and_at_the_end():
+    # The H5 game: seat 1 leaves first (a winner while the game goes on), then seat 2.
+    game, dice = new_game([0, 0, 2, 2, 2, 1], "421  653  652   653  421", n_players=3)
+    assert game.returns() == [0.0, 0.0, 0.0]
+    assert [game.outcome(s) for s in range(3)] == [None, None, None]
+    game.apply(STOP)
+    assert game.winners == [1] and not game.is_over
+    assert game.returns() == [0.0, 0.0, 0.0]
+    assert [game.outcome(s) for s in range(3)] == [None, 1.0, None]
+    game.apply(STOP)
+    assert game.is_over and game.loser == 0
+    assert game.returns() == [-1.0, 1.0, 1.0]
+    assert [game.outcome(s) for s in range(3)] == [-1.0, 1.0, 1.0]
+
+
+def test_returns_and_outcome_of_a_game_decided_in_the_charge():
+    game, dice = new_game([1, 1, 1])  # H3: seat 1 holds every token
+    assert game.is_over and game.returns() == [1.0, -1.0]
+    assert (game.outcome(0), game.outcome(1)) == (1.0, -1.0)
 
 
 def test_bad_arguments_are_rejected():
-    for kwargs in (dict(n_players=1), dict(n_players=4), dict(pot=0), dict(first_player=2)):
+    for kwargs in (dict(n_players=1), dict(n_players=4), dict(n_players=True), dict(pot=0),
+                   dict(first_player=2)):
         with pytest.raises(ValueError):
             Game421(**kwargs)
 
 
 def test_clone_shares_nothing_but_the_dice():
     game, dice = new_game([0] * 5 + [1] * 5, "411  652  111")
+    assert game.clone().dice is dice and game.clone().events is not game.events
     twin = game.clone(dice=ScriptedDice(rolls("421")))
+    assert twin.dice is not dice
     twin.apply(STOP)
     assert twin.tokens == [0, 10] and twin.is_over
     assert game.tokens == [5, 5] and not game.is_over and game.current_player == 1

@@ -5,6 +5,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import agents
 from agents import solver420 as s
 from agents.bots420 import FoundationAgent, GreedyAgent, OptimalAgent
 from agents.base import RandomAgent
@@ -74,16 +75,57 @@ def test_no_policy_beats_optimal_and_best_replies_exploit(bot):
 def test_close_call_keep_6_6_from_1_5_6_6():
     """RULES/issue: from 1-5-6-6 the one-roll-greedy keep 5-6-6 is worse than 6-6."""
     sol = s.solve()
-    h = g.HAND_INDEX[(1, 5, 6, 6)]
-    keeps = {g.KEEPS[a] for a in sol.policy[h][~s.WIN]}
-    assert keeps == {(6, 6)}
-    greedy = GreedyAgent().act(codec420.encode((1, 5, 6, 6), (1, 1, 2, 3)), codec420.action_mask((1, 5, 6, 6)))
-    assert g.KEEPS[greedy] == (5, 6, 6)
+    for hand in ((6, 6, 5, 1), (6, 6, 5, 2)):
+        h = g.HAND_INDEX[hand]
+        keeps = {g.KEEPS[a] for a in sol.policy[h][~s.WIN]}
+        assert keeps == {(6, 6)}
+    obs, mask = codec420.encode((6, 6, 5, 1), (3, 2, 1, 1)), codec420.action_mask((6, 6, 5, 1))
+    assert g.KEEPS[GreedyAgent().act(obs, mask)] == (6, 6, 5)
+    assert g.KEEPS[OptimalAgent().act(obs, mask)] == (6, 6)
+
+
+class ActOnly:
+    """An agent seen only through ``act`` (no ``action_probs``, no ``exact_table``)."""
+
+    def __init__(self, agent):
+        self.agent, self.name = agent, agent.name
+
+    def act(self, obs, action_mask):
+        return self.agent.act(obs, action_mask)
 
 
 def test_optimal_agent_matches_the_solver_policy_everywhere():
+    # its table is the solution's, read from exact_table...
     table = s.policy_table(OptimalAgent())
-    assert np.all(table.argmax(axis=2)[s.DECISION] == s.solve().policy[s.DECISION])
+    assert np.array_equal(table, s.solve().policy_table())
+    # ...and what it plays, asked at every decision through act, is the solver's policy.
+    played = s.policy_table(ActOnly(OptimalAgent()))
+    assert np.all(played.argmax(axis=2)[s.DECISION] == s.solve().policy[s.DECISION])
+    assert np.array_equal(played[s.DECISION], table[s.DECISION])
+
+
+@pytest.mark.parametrize("name", ["random", "greedy", "foundation", "optimal"])
+def test_bot_table_is_the_cached_table_of_the_named_bot(name):
+    table = agents.bot_table("420", name)
+    assert table is agents.bot_table("420", name)  # cached
+    assert table.shape == (126, 126, g.N_ACTIONS)
+    assert np.array_equal(table, s.policy_table(agents.make_agent("420", name, seed=0)))
+    s.check_policy(table)  # a valid policy: rows sum to 1 on legal keeps
+    assert not hasattr(s, "bot_table")
+
+
+def test_exact_strength_against_opponent_tables_by_name():
+    opponents = {"optimal": agents.bot_table("420", "optimal"), "greedy": agents.bot_table("420", "greedy")}
+    strength = s.exact_strength(FoundationAgent(), opponents)
+    assert list(strength) == ["optimal", "greedy"]
+    foundation = s.policy_table(FoundationAgent())
+    assert strength == s.exact_strength(foundation, opponents)
+    for name, table in opponents.items():
+        assert strength[name] == s.win_probabilities(foundation, table)
+    red, blue = s.exact_strength(OptimalAgent(), {"optimal": opponents["optimal"]})["optimal"]
+    assert red == pytest.approx(RED_WINS_UNDER_OPTIMAL_PLAY, abs=1e-12)
+    assert blue == pytest.approx(1 - RED_WINS_UNDER_OPTIMAL_PLAY, abs=1e-12)
+    assert s.exact_strength(OptimalAgent(), {}) == {}
 
 
 def test_exact_figures_agree_with_monte_carlo_through_the_engine():
@@ -94,14 +136,11 @@ def test_exact_figures_agree_with_monte_carlo_through_the_engine():
     dice = RandomDice(123)
     wins, n = 0, 20_000
     for _ in range(n):
-        game = g.Game420(dice=dice)
+        game = g.Game420(dice=dice)  # the engine plays the turns without a choice itself
         while not game.is_over:
-            legal = game.legal_actions()
-            if len(legal) == 1:
-                game.play(legal[0])
-                continue
-            own, opp = game.hands[game.current], game.hands[1 - game.current]
-            game.play(int(keeps[game.current][g.HAND_INDEX[own], g.HAND_INDEX[opp]]))
+            seat = game.current_player
+            own, opp = game.hands[seat], game.hands[1 - seat]
+            game.apply(int(keeps[seat][g.HAND_INDEX[own], g.HAND_INDEX[opp]]))
         wins += game.winner == g.RED
     stderr = (exact_red * (1 - exact_red) / n) ** 0.5
     assert abs(wins / n - exact_red) < 4 * stderr
@@ -112,8 +151,8 @@ def test_policy_tables_are_checked():
     with pytest.raises(ValueError, match="sum to 1"):
         s.evaluate(bad, s.solve().policy_table())
     illegal = s.solve().policy_table().copy()
-    h = g.HAND_INDEX[(1, 1, 1, 2)]
-    o = g.HAND_INDEX[(1, 1, 1, 3)]
+    h = g.HAND_INDEX[(2, 1, 1, 1)]
+    o = g.HAND_INDEX[(3, 1, 1, 1)]
     illegal[h, o] = 0
     illegal[h, o, g.KEEP_INDEX[(6,)]] = 1
     with pytest.raises(ValueError, match="illegal"):

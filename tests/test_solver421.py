@@ -14,12 +14,15 @@ from itertools import combinations, product
 import numpy as np
 import pytest
 
+import agents
 from agents import solver421 as s
 from agents.base import RandomAgent
-from agents.bots421 import Greedy421Agent, HeuristicAgent, play_game421
+from agents.bots421 import Greedy421Agent, HeuristicAgent
 from envs import codec421
 from envs import game421 as g
+from envs import policy421
 from envs.dice import RandomDice
+from helpers import played
 
 # ------------------------------------------------------------------ a brute force, dice by dice
 
@@ -245,12 +248,47 @@ def test_representative_observations_are_what_the_engine_shows():
     assert seen > 100
 
 
+class Without:
+    """An agent with only ``act`` (and ``action_probs`` if ``batched``): no ``exact_table``."""
+
+    def __init__(self, agent, batched=False):
+        self.agent, self.name = agent, agent.name
+        if batched:
+            self.action_probs = agent.action_probs
+
+    def act(self, obs, action_mask):
+        return self.agent.act(obs, action_mask)
+
+
 def test_optimal_agent_plays_the_solved_table():
     pot = 4
-    table = s.policy_table(s.OptimalAgent421(), pot)
     opt = s.solve(pot).policy()
-    np.testing.assert_array_equal(table.leader[1:pot], opt.leader[1:pot])
-    np.testing.assert_array_equal(table.follower[1:pot], opt.follower[1:pot])
+    exact = s.policy_table(s.OptimalAgent421(), pot)  # read from exact_table
+    assert exact.name == "optimal" and exact.pot == pot
+    for table in (exact, s.policy_table(Without(s.OptimalAgent421()), pot),
+                  s.policy_table(Without(s.OptimalAgent421(), batched=True), pot)):
+        np.testing.assert_array_equal(table.leader[1:pot], opt.leader[1:pot])
+        np.testing.assert_array_equal(table.follower[1:pot], opt.follower[1:pot])
+
+
+def test_policy421_lives_in_envs_and_as_policy_takes_no_names():
+    assert s.Policy421 is policy421.Policy421
+    opt = agents.bot_table("421", "optimal", pot=3)
+    assert isinstance(opt, policy421.Policy421) and opt.name == "optimal"
+    assert agents.bot_table("421", "optimal", pot=3) is opt  # cached
+    assert s.as_policy(opt, 3) is opt
+    with pytest.raises(ValueError, match="pot 3"):
+        s.as_policy(opt, 5)
+    for name in ("optimal", "random"):
+        with pytest.raises(TypeError, match="name"):
+            s.as_policy(name, 3)
+        with pytest.raises(TypeError):
+            s.win_probability(name, opt, 3)
+    rand = s.as_policy(RandomAgent(0), 3)
+    np.testing.assert_array_equal(rand.leader, agents.bot_table("421", "random", pot=3).leader)
+    np.testing.assert_array_equal(rand.follower, agents.bot_table("421", "random", pot=3).follower)
+    assert s.win_probability(s.OptimalAgent421(), RandomAgent(0), 3) == s.evaluate(opt, rand)
+    assert s.win_probability(RandomAgent(0), pot=3) == s.evaluate(rand, opt)
 
 
 def test_optimal_agent_is_for_two_players_only():
@@ -302,10 +340,10 @@ def test_engine_games_from_a_discharge_state_agree_with_the_exact_values():
         for i in range(games):
             game = g.Game421(2, pot=pot, dice=_DiceAfter(prefix, 1000 + i), first_player=0)
             assert game.leader == 0 and game.tokens == [2, 3]
-            agents = [s.OptimalAgent421(), RandomAgent(i)] if leader_is_optimal else [RandomAgent(i), s.OptimalAgent421()]
+            players = [s.OptimalAgent421(), RandomAgent(i)] if leader_is_optimal else [RandomAgent(i), s.OptimalAgent421()]
             while not game.is_over:
                 seat = game.current_player
-                game.apply(agents[seat].act(codec421.observe(game, seat), codec421.legal_mask(game.legal_actions())))
+                game.apply(players[seat].act(codec421.observe(game, seat), codec421.legal_mask(game.legal_actions())))
             wins += game.loser == 1
         assert _z(wins, games * expected, games * expected * (1 - expected)) < 4
 
@@ -343,12 +381,13 @@ def test_engine_games_with_optimal_bots_agree_with_the_exact_values():
 
 def test_engine_games_optimal_against_random_agree_with_evaluate():
     pot, games = 5, 2000
-    exact = s.win_probability("optimal", "random", pot)
+    exact = s.win_probability(s.OptimalAgent421(), RandomAgent(0), pot)
+    assert exact == s.evaluate(agents.bot_table("421", "optimal", pot=pot), agents.bot_table("421", "random", pot=pot))
     assert exact > 0.6
     wins = 0
     for seed in range(games):
         optimal_seat = seed % 2
-        agents = [None, None]
-        agents[optimal_seat], agents[1 - optimal_seat] = s.OptimalAgent421(), RandomAgent(seed)
-        wins += play_game421(agents, seed=seed, pot=pot).loser != optimal_seat
+        players = [None, None]
+        players[optimal_seat], players[1 - optimal_seat] = s.OptimalAgent421(), RandomAgent(seed)
+        wins += played("421", players, seed=seed, pot=pot).loser != optimal_seat
     assert _z(wins, games * exact, games * exact * (1 - exact)) < 4

@@ -7,7 +7,8 @@ import pytest
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.utils import get_action_masks
 
-from agents import solver421
+import agents
+from agents import make_agent, solver421
 from envs import codec421
 from envs import game421 as g
 from envs.dice import ScriptedDice
@@ -19,6 +20,11 @@ for _rank, _hand in enumerate(g.HANDS):
     RANK_ARRAY[_hand] = _rank
 OTHER_HAND = slice(codec421.OTHERS_START + 1, codec421.OTHERS_START + 4)
 OTHER_IS_LEADER = codec421.OTHERS_START + codec421.O_IS_LEADER
+
+
+def table(name: str, pot: int = 15) -> solver421.Policy421:
+    """A named bot's exact table, the form Vec421Env plays its opponent in."""
+    return agents.bot_table("421", name, pot=pot)
 
 
 def pick_legal(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
@@ -36,9 +42,10 @@ def test_plays_the_same_scripted_games_as_the_engine_env(pot, n_games, n_steps):
     rng = np.random.default_rng(pot)
     dice = [rng.integers(1, 7, size=6000).tolist() for _ in range(n_games)]
     seats = [rng.integers(2, size=200).tolist() for _ in range(n_games)]
-    venv = Vec421Env(n_games, "optimal", pot=pot, agent_seat="random", seed=7, dice=scripted_dice(dice, seats))
+    venv = Vec421Env(n_games, table("optimal", pot), pot=pot, agent_seat="random", seed=7,
+                     dice=scripted_dice(dice, seats))
     engine_dice = [ScriptedDice(dice[i], seats[i]) for i in range(n_games)]
-    envs = [Dice421Env(opponent="optimal", pot=pot) for _ in range(n_games)]
+    envs = [Dice421Env(opponent=make_agent("421", "optimal"), pot=pot) for _ in range(n_games)]
 
     def engine_reset(i):
         obs, info = envs[i].reset(seed=i, options={"dice": engine_dice[i], "agent_seat": int(venv.seat[i])})
@@ -82,8 +89,9 @@ def test_worked_example_of_the_rules_replays():
     """RULES.md's worked example (pot 5): the agent is P1 (seat 0, plays first) and makes the
     example's keeps (5-4-1 -> keep 4-1 -> 6-4-1 -> keep 4-1 -> 4-4-1); the optimal bot is P2."""
     rolls = [int(c) for c in "211 551  643 541  621 621  642 632  642 113  541 6 4  111 4 4" if c.isdigit()]
-    venv = Vec421Env(1, "optimal", pot=5, agent_seat=0, dice=scripted_dice([rolls + [6, 5, 4, 3, 2, 1] * 20], [[0, 0]]))
-    env = Dice421Env(opponent="optimal", pot=5)
+    venv = Vec421Env(1, table("optimal", 5), pot=5, agent_seat=0,
+                     dice=scripted_dice([rolls + [6, 5, 4, 3, 2, 1] * 20], [[0, 0]]))
+    env = Dice421Env(opponent=make_agent("421", "optimal"), pot=5)
     obs = venv.reset()
     obs_e, _ = env.reset(options={"dice": ScriptedDice(rolls + [6, 5, 4, 3, 2, 1] * 20, [0, 0]), "agent_seat": 0})
     assert np.array_equal(obs[0], obs_e)
@@ -133,9 +141,11 @@ def mixture(name: str, a: solver421.Policy421, b: solver421.Policy421, w: float)
 def test_outcome_frequencies_match_the_exact_solver(agent, opponent, pot, n_games):
     """The agent plays a bot's table from what it observes; its win rate and the rate of
     games decided in the charge match the exact figures within 4 standard errors."""
-    agent_table = solver421.bot_table(agent, pot)
+    agent_table = table(agent, pot)
     if opponent == "mixed":  # optimal 70%, uniformly random 30%
-        opponent = mixture("mixed", solver421.bot_table("optimal", pot), solver421.bot_table("random", pot), 0.7)
+        opponent = mixture("mixed", table("optimal", pot), table("random", pot), 0.7)
+    else:
+        opponent = table(opponent, pot)
     exact = solver421.evaluate(agent_table, solver421.as_policy(opponent, pot))
     lead_actions, follow_actions = agent_table.leader.argmax(-1), agent_table.follower.argmax(-1)
     charge = solver421.charge_outcomes(pot)[:, pot].sum()  # P(the charge decides the game)
@@ -163,9 +173,9 @@ def test_outcome_frequencies_match_the_exact_solver(agent, opponent, pot, n_game
 
 
 def test_same_seed_same_games():
-    a, b = Vec421Env(32, "optimal", seed=3), Vec421Env(32, "optimal", seed=3)
+    a, b = Vec421Env(32, table("optimal"), seed=3), Vec421Env(32, table("optimal"), seed=3)
     oa, ob = a.reset(), b.reset()
-    c = Vec421Env(32, "optimal", seed=4)
+    c = Vec421Env(32, table("optimal"), seed=4)
     assert not np.array_equal(oa, c.reset())
     chooser = np.random.default_rng(0)
     for _ in range(40):
@@ -178,11 +188,11 @@ def test_same_seed_same_games():
         assert np.array_equal(ra, rb) and np.array_equal(da, db)
     # seed() then reset() restarts the same games.
     a.seed(3)
-    assert np.array_equal(a.reset(), Vec421Env(32, "optimal", seed=3).reset())
+    assert np.array_equal(a.reset(), Vec421Env(32, table("optimal"), seed=3).reset())
 
 
 def test_masks_observations_and_decided_games():
-    venv = Vec421Env(256, "optimal", pot=3, seed=0)
+    venv = Vec421Env(256, table("optimal", 3), pot=3, seed=0)
     obs = venv.reset()
     low, high = codec421.observation_bounds(3)
     assert venv.observation_space.contains(obs[0]) and np.all(obs >= low) and np.all(obs <= high)
@@ -211,7 +221,7 @@ def test_masks_observations_and_decided_games():
 
 
 def test_illegal_actions_raise():
-    venv = Vec421Env(8, "optimal", seed=1)
+    venv = Vec421Env(8, table("optimal"), seed=1)
     venv.reset()
     masks = venv.action_masks()
     live = np.flatnonzero(venv.pending == 0)
@@ -226,20 +236,29 @@ def test_illegal_actions_raise():
 
 def test_arguments_and_opponents():
     with pytest.raises(ValueError):
-        Vec421Env(2, agent_seat=2)
+        Vec421Env(2, table("optimal"), agent_seat=2)
     with pytest.raises(ValueError):
-        Vec421Env(2, pot=0)
+        Vec421Env(2, table("optimal"), pot=0)
+    with pytest.raises(TypeError):
+        Vec421Env(2)  # the opponent is required
+    # the env takes a ready table only: no names, no agents
+    for opponent in ("optimal", make_agent("421", "optimal"), None):
+        with pytest.raises(TypeError, match="Policy421"):
+            Vec421Env(2, opponent)
     for seat in (0, 1):
-        venv = Vec421Env(64, "random" if seat else solver421.bot_table("optimal", 15), agent_seat=seat, seed=2)
+        venv = Vec421Env(64, table("random") if seat else table("optimal"), agent_seat=seat, seed=2)
         venv.reset()
         assert np.all(venv.seat == seat)
-    venv = Vec421Env(512, "random", seed=2)
+    venv = Vec421Env(512, table("random"), seed=2)
     venv.reset()
+    assert venv.opponent_policy.name == "random"
     assert 0.4 < venv.seat.mean() < 0.6 and 0.4 < (venv.first == 0).mean() < 0.6
-    venv.set_opponent("optimal")
+    venv.set_opponent(table("optimal"))
     assert venv.opponent_policy.name == "optimal"
+    with pytest.raises(TypeError, match="Policy421"):
+        venv.set_opponent("optimal")
     with pytest.raises(ValueError):
-        venv.set_opponent(solver421.bot_table("optimal", 5))
+        venv.set_opponent(table("optimal", 5))
 
 
 @pytest.fixture
@@ -254,7 +273,7 @@ def one_torch_thread():
 
 
 def test_maskable_ppo_trains_on_it(one_torch_thread):
-    venv = Vec421Env(8, "optimal", seed=0)
+    venv = Vec421Env(8, table("optimal"), seed=0)
     model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=64, seed=0, device="cpu")
     model.learn(256)
     assert model.num_timesteps >= 256
