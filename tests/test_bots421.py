@@ -379,9 +379,9 @@ def test_final_hand_values_of_the_follower_of_two_is_round_utility_per_hand():
     mine = np.arange(bots421.N_HANDS)
     for tokens in [(1, 1), (3, 11), (11, 2), (7, 7), (0, 5)]:
         for bonus in (bots421.LEAVE_BONUS, 0.5):
-            for played in range(bots421.N_HANDS):
-                expected = bots421.round_utility([played, mine], tokens, 1, bonus)
-                assert np.array_equal(bots421.final_hand_values((played,), tokens, 3, bonus), expected)
+            for hand in range(bots421.N_HANDS):
+                expected = bots421.round_utility([hand, mine], tokens, 1, bonus)
+                assert np.array_equal(bots421.final_hand_values((hand,), tokens, 3, bonus), expected)
 
 
 def mutated_decisions(obs, masks, seed=0):

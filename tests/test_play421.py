@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import agents
-import play.__main__ as play_main
 from agents import make_agent
 from helpers import BOT_NAMES_421
 from envs import game421 as g
