@@ -1,0 +1,388 @@
+"""The batched 420 env (``Vec420Env``) for 2 to 8 players against the engine.
+
+Every game the env plays with scripted dice is replayed through ``Game420`` with
+``ScriptedDice``, the agent's seat driven by the same fixed rule and the other
+seats by the same table: observations, masks, rewards, dones and terminal
+observations must agree at every step.  Two-player games must also stay bit for
+bit what they were before the env learnt more players (checksums of a seeded
+run recorded with the two-player env).
+"""
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from envs import codec420
+from envs import game420 as g
+from envs.dice import ScriptedDice
+from envs.vec420 import Vec420Env, check_opponent_table, scripted_dice
+
+N_HANDS = len(g.HANDS)
+WIN = np.array([g.is_win(h) for h in g.HANDS])
+
+
+def random_keep_table(seed, two_player=False):
+    """A table of legal keep indices, drawn at random: (126,) or (126, 126)."""
+    rng = np.random.default_rng(seed)
+    shape = (N_HANDS, N_HANDS) if two_player else (N_HANDS,)
+    scores = rng.random(shape + (g.N_ACTIONS,))
+    legal = codec420.LEGAL_MASKS[:, None, :] if two_player else codec420.LEGAL_MASKS
+    return np.where(legal, scores, -1.0).argmax(axis=-1)
+
+
+def random_prob_table(seed, two_player=False):
+    """A table of probabilities over the legal keeps, drawn at random."""
+    rng = np.random.default_rng(seed)
+    shape = (N_HANDS, N_HANDS) if two_player else (N_HANDS,)
+    legal = codec420.LEGAL_MASKS[:, None, :] if two_player else codec420.LEGAL_MASKS
+    weights = rng.random(shape + (g.N_ACTIONS,)) * legal
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def agent_rule(obs, mask):
+    """The agent's fixed choice: a legal keep picked by the observation."""
+    legal = np.flatnonzero(mask)
+    return int(legal[(int(obs.sum()) * 7 + int(obs[0])) % len(legal)])
+
+
+def snapshot_obs(events, seat, n_players, upto):
+    """What ``seat`` saw of the table just after event ``upto`` (hands rebuilt from the events)."""
+    hands = [None] * n_players
+    for event in events[: upto + 1]:
+        if event["type"] == "round":
+            hands = [None] * n_players
+        elif event["type"] == "roll":
+            hands[event["seat"]] = event["hand"]
+    return codec420.encode(*(hands[s] for s in codec420.seats_from(seat, n_players)))
+
+
+def engine_episode(n_players, dice, first, seat, table, reward):
+    """One episode of the agent through the engine.  Returns (decisions, final_obs, reward,
+    dice used): ``decisions`` the (obs, mask, action) of every agent choice; ``final_obs``
+    the table when the agent made 20 or was left last; the dice the env rolls for it."""
+    game = g.Game420(n_players, ScriptedDice(dice, seats=[first] if n_players > 2 else []))
+    decisions = []
+    while game.outcome(seat) is None:
+        mover = game.current_player
+        if mover == seat:
+            obs = codec420.observe(game, seat)
+            mask = codec420.legal_mask(game.legal_actions())
+            action = agent_rule(obs, mask)
+            decisions.append((obs, mask, action))
+        else:
+            h = g.HAND_INDEX[game.hands[mover]]
+            action = int(table[h] if table.ndim == 1 else table[h, g.HAND_INDEX[game.hands[1 - mover]]])
+        game.apply(action)
+    end = next(i for i, e in enumerate(game.events)
+               if (e["type"] == "round_won" and e["seat"] == seat) or e["type"] == "game_end")
+    if game.outcome(seat) == -1:
+        place = n_players
+        assert np.array_equal(snapshot_obs(game.events, seat, n_players, end), codec420.observe(game, seat))
+    else:
+        place = game.finish_order.index(seat) + 1
+    value = (1 - 2 * (place - 1) / (n_players - 1)) if reward == "rank" else (1.0 if place < n_players else -1.0)
+    used = sum(len(e["rolled"]) for e in game.events[:end] if e["type"] == "roll")
+    return decisions, snapshot_obs(game.events, seat, n_players, end), value, used
+
+
+def run_env(env, steps):
+    """Step ``env`` with ``agent_rule``; per game, the list of its episodes, each a list of
+    (obs, mask, action, reward, done, terminal_obs) steps (only complete episodes)."""
+    obs = env.reset()
+    episodes = [[[]] for _ in range(env.num_envs)]
+    for _ in range(steps):
+        masks = env.action_masks()
+        actions = np.array([agent_rule(o, m) for o, m in zip(obs, masks)])
+        new_obs, rewards, dones, infos = env.step(actions)
+        for i in range(env.num_envs):
+            terminal = infos[i].get("terminal_observation")
+            episodes[i][-1].append((obs[i], masks[i], actions[i], rewards[i], dones[i], terminal))
+            if dones[i]:
+                episodes[i].append([])
+        obs = new_obs
+    return [row[:-1] for row in episodes]
+
+
+def crafted_openings(n_players, n_rows, rng):
+    """Dice scripts, first players and agent seat; the first rows open with games decided
+    before the agent's first choice (an immediate 20, or a loss while every turn is forced)."""
+    twenty = [6, 6, 5, 3]
+    scripts = [rng.integers(1, 7, size=4000).tolist() for _ in range(n_rows)]
+    firsts = [rng.integers(n_players, size=400).tolist() for _ in range(n_rows)]
+    seat = 1
+    if n_players == 2:
+        scripts[0][:4] = twenty  # Red (the opponent) wins on its first roll: the agent lost
+        scripts[1][:8] = [1, 1, 1, 1] + twenty  # Blue (the agent) wins on its first roll
+    else:
+        firsts[0][0] = 0
+        scripts[0][:8] = [2, 2, 2, 2] + twenty  # the agent, second to roll, wins at once
+        firsts[1][0] = 2  # from seat 2 on, every other player makes 20 on its first roll:
+        scripts[1][: 4 * (n_players - 1)] = twenty * (n_players - 1)  # the agent is left last
+    return scripts, firsts, seat
+
+
+# (players, reward, table): a two-player (126, 126) table or an own-hand (126,) one.
+CASES = [(2, "outcome", 2), (2, "rank", 1), (3, "outcome", 1), (3, "rank", 1), (4, "rank", 1), (6, "outcome", 1)]
+
+
+@pytest.mark.parametrize("n_players,reward,table_dims", CASES)
+def test_scripted_games_match_the_engine(n_players, reward, table_dims):
+    rng = np.random.default_rng(n_players * 10 + len(reward))
+    n_rows = 48
+    scripts, firsts, seat = crafted_openings(n_players, n_rows, rng)
+    table = random_keep_table(n_players, two_player=table_dims == 2)
+    env = Vec420Env(n_rows, table, agent_seat=seat, dice=scripted_dice(scripts), n_players=n_players,
+                    reward=reward, first_players=firsts if n_players > 2 else None)
+    assert env.observation_space.shape == (4 * n_players,)
+    rows = run_env(env, 40 if n_players < 4 else 60)
+    games = decided_early = 0
+    values = set()
+    for i, episodes in enumerate(rows):
+        offset = 0
+        for k, steps in enumerate(episodes):
+            decisions, final_obs, value, used = engine_episode(
+                n_players, scripts[i][offset:] + [1] * 200, firsts[i][k], seat, table, reward)
+            offset += used
+            games += 1
+            values.add(value)
+            where = (n_players, i, k)
+            if not decisions:  # decided before the agent's first choice
+                decided_early += 1
+                assert len(steps) == 1, where
+                assert np.array_equal(steps[0][0], final_obs), where
+                assert np.array_equal(steps[0][1], np.arange(g.N_ACTIONS) == 0), where
+            else:
+                assert len(steps) == len(decisions), where
+                for (obs, mask, action), step in zip(decisions, steps):
+                    assert np.array_equal(step[0], obs) and np.array_equal(step[1], mask), where
+                    assert step[2] == action, where
+            for step in steps[:-1]:
+                assert step[3] == 0 and not step[4] and step[5] is None, where
+            assert steps[-1][4] and steps[-1][3] == np.float32(value), (where, steps[-1][3], value)
+            assert np.array_equal(steps[-1][5], final_obs), where
+            assert env.observation_space.contains(final_obs), where
+    assert games >= 200 and decided_early >= 2, (games, decided_early)
+    assert len(values) == (n_players if reward == "rank" else 2), values  # every place was seen
+
+
+def test_rank_rewards():
+    """Four players: the rewards are 1, 1/3, -1/3, -1 by place; with three, a decided game
+    worth 0 (second place) still ends at the next step."""
+    env = Vec420Env(256, random_keep_table(3), agent_seat=0, seed=4, n_players=4, reward="rank")
+    env.reset()
+    seen = []
+    for _ in range(80):
+        _, rewards, dones, _ = env.step(env.action_masks().argmax(axis=1))
+        seen += rewards[dones].tolist()
+    assert sorted(set(np.round(seen, 6))) == [-1.0, -0.333333, 0.333333, 1.0]
+    assert set(np.round(np.array(seen)[np.array(seen) > 0], 6)) == {0.333333, 1.0}
+
+    outcome = Vec420Env(256, random_keep_table(3), agent_seat=0, seed=4, n_players=4)
+    outcome.reset()
+    got = []
+    for _ in range(80):
+        _, rewards, dones, _ = outcome.step(outcome.action_masks().argmax(axis=1))
+        got += rewards[dones].tolist()
+    assert set(got) == {-1.0, 1.0}
+    assert np.sign(got).tolist() == np.sign(np.where(np.array(seen) == -1, -1, 1)).tolist()  # same games
+
+    # Three players, agent seat 1: seat 0 rolls 20, then the agent, first in the new round, rolls 20.
+    script = [6, 6, 5, 3, 5, 5, 5, 5] + np.random.default_rng(0).integers(1, 7, size=2000).tolist()
+    env = Vec420Env(1, random_keep_table(3), agent_seat=1, dice=scripted_dice([script]), n_players=3,
+                    reward="rank", first_players=[[0, 0]])
+    obs = env.reset()
+    assert env.decided[0] and env.pending[0] == 0.0
+    assert obs[0].tolist() == [5, 5, 5, 5, 0, 0, 0, 0, 0, 0, 0, 0]  # seat 0 is out, seat 2 has no hand
+    assert env.action_masks()[0].tolist() == [True] + [False] * (g.N_ACTIONS - 1)
+    _, rewards, dones, infos = env.step(np.array([0]))
+    assert dones[0] and rewards[0] == 0.0
+    assert infos[0]["terminal_observation"].tolist() == obs[0].tolist()
+
+
+def test_probability_tables_play_like_keep_tables():
+    """A one-hot probability table plays the same games as its keep-index table (scripted
+    dice), and a random one only ever plays legal keeps with the right frequencies."""
+    keeps = random_keep_table(8)
+    one_hot = np.eye(g.N_ACTIONS)[keeps]
+    rng = np.random.default_rng(2)
+    scripts = [rng.integers(1, 7, size=3000).tolist() for _ in range(16)]
+    firsts = [rng.integers(4, size=200).tolist() for _ in range(16)]
+    runs = []
+    for table in (keeps, one_hot):
+        env = Vec420Env(16, table, agent_seat=2, dice=scripted_dice(scripts), n_players=4,
+                        first_players=[list(f) for f in firsts], seed=0)
+        runs.append(run_env(env, 30))
+    for a, b in zip(*runs):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            assert all(np.array_equal(s[0], t[0]) and s[3] == t[3] for s, t in zip(x, y))
+
+    probs = random_prob_table(5)
+    env = Vec420Env(512, probs, seed=1, n_players=3)
+    env.reset()
+    counts = np.zeros((N_HANDS + 1, g.N_ACTIONS))
+    original = env._opponent_keeps
+
+    def spy(rows):
+        chosen = original(rows)
+        np.add.at(counts, (env.hands[rows, env.cur[rows]], chosen), 1)
+        return chosen
+
+    env._opponent_keeps = spy
+    for _ in range(60):
+        env.step(env.action_masks().argmax(axis=1))
+    counts = counts[:N_HANDS]
+    assert counts.sum() > 20_000
+    assert not (counts * ~codec420.LEGAL_MASKS).any()
+    n = counts.sum(axis=1, keepdims=True)
+    busy = n[:, 0] > 400
+    freq, p = counts[busy] / n[busy], probs[busy]
+    z = np.abs(freq - p) / np.sqrt(np.maximum(p * (1 - p), 1e-12) / n[busy])
+    assert busy.sum() > 40 and z.max() < 5, z.max()  # each keep as often as its probability
+
+
+def test_same_seed_same_games():
+    for n_players in (2, 5):
+        table = random_keep_table(1, two_player=False)
+        a = Vec420Env(32, table, seed=9, n_players=n_players)
+        b = Vec420Env(32, table, seed=9, n_players=n_players)
+        c = Vec420Env(32, table, seed=10, n_players=n_players)
+        oa, ob, oc = a.reset(), b.reset(), c.reset()
+        start = oa
+        differ = not np.array_equal(oa, oc)
+        for _ in range(30):
+            assert np.array_equal(oa, ob) and np.array_equal(a.seat, b.seat)
+            actions = a.action_masks().argmax(axis=1)
+            oa, ra, da, _ = a.step(actions)
+            ob, rb, db, _ = b.step(actions)
+            oc, *_ = c.step(c.action_masks().argmax(axis=1))
+            differ |= not np.array_equal(oa, oc)
+            assert np.array_equal(ra, rb) and np.array_equal(da, db)
+        assert differ
+        a.seed(9)  # reset() re-seeds: the same games again
+        assert np.array_equal(a.reset(), start)
+
+
+def run_digest(env, steps=60):
+    """A checksum of everything a seeded run shows: observations, masks, rewards, dones, infos."""
+    digest = hashlib.sha256()
+    obs = env.reset()
+    chooser = np.random.default_rng(1)
+    for _ in range(steps):
+        masks = env.action_masks()
+        digest.update(obs.tobytes() + masks.tobytes())
+        actions = np.where(masks, chooser.random(masks.shape), -1.0).argmax(axis=1)
+        obs, rewards, dones, infos = env.step(actions)
+        digest.update(rewards.tobytes() + dones.tobytes())
+        for info in infos:
+            if "terminal_observation" in info:
+                digest.update(info["terminal_observation"].tobytes())
+    return digest.hexdigest()[:16]
+
+
+# Recorded with the two-player Vec420Env before it learnt more players.
+TWO_PLAYER_DIGESTS = {
+    ("keeps", "random"): "b40eee0512a96f67",
+    ("keeps", "blue"): "963e3375d8d9029f",
+    ("probs", "random"): "7719e6da8b9b34f9",
+    ("probs", "red"): "6cb21fce3a685f7b",
+}
+
+
+@pytest.mark.parametrize("kind,seat", list(TWO_PLAYER_DIGESTS))
+def test_two_player_runs_are_unchanged(kind, seat):
+    table = random_keep_table(11, two_player=True) if kind == "keeps" else random_prob_table(11, two_player=True)
+    env = Vec420Env(64, table, agent_seat=seat, seed=0)
+    assert env.observation_space.low.min() == 1 and env.observation_space.shape == (8,)
+    assert run_digest(env) == TWO_PLAYER_DIGESTS[kind, seat]
+
+
+def live_env(n_players=3):
+    env = Vec420Env(8, random_keep_table(0), agent_seat=0, seed=3, n_players=n_players)
+    env.reset()
+    masks = env.action_masks()
+    row = int(np.flatnonzero(~env.decided)[0])
+    return env, masks, row
+
+
+@pytest.mark.parametrize("bad", [-1, g.N_ACTIONS, 99])
+def test_out_of_range_actions_raise(bad):
+    env, masks, row = live_env()
+    actions = masks.argmax(axis=1)
+    actions[row] = bad
+    with pytest.raises(g.IllegalAction, match=rf"game {row}: illegal action {bad}.*0\.\.13.*legal keeps: 0 ") as info:
+        env.step(actions)
+    assert "\n" not in str(info.value)
+
+
+def test_non_integer_and_illegal_actions_raise():
+    env, masks, row = live_env(2)
+    good = masks.argmax(axis=1)
+    with pytest.raises(g.IllegalAction, match="integer"):
+        env.step(good.astype(np.float64) + 0.5)
+    with pytest.raises(g.IllegalAction, match="integer"):
+        env.step(good.astype(np.float64))
+    with pytest.raises(g.IllegalAction, match="integer"):
+        env.step(np.zeros(8, dtype=bool))
+    with pytest.raises(g.IllegalAction, match="game 3: illegal action 'x'"):
+        env.step([0, 0, 0, "x", 0, 0, 0, 0])
+    illegal = good.copy()
+    illegal[row] = int(np.flatnonzero(~masks[row])[0])
+    hand = g.format_hand(g.HANDS[env.own[row]])
+    pattern = rf"game {row}: illegal action {illegal[row]}.*{hand}.*legal keeps"
+    with pytest.raises(g.IllegalAction, match=pattern) as info:
+        env.step(illegal)
+    assert "\n" not in str(info.value)
+    obs, *_ = env.step(list(good))  # a list of ints is fine, and nothing was played before
+    assert obs.shape == (8, 8)
+
+
+def test_bad_tables_are_refused():
+    keeps = random_keep_table(0)
+    probs = random_prob_table(0)
+    for shape in [(N_HANDS, N_HANDS), (N_HANDS, N_HANDS, g.N_ACTIONS)]:
+        with pytest.raises(ValueError, match="own hand only"):
+            Vec420Env(4, np.zeros(shape), n_players=3)
+    for table in (np.zeros(125, dtype=int), np.zeros((N_HANDS, 13)), np.zeros((2, N_HANDS, N_HANDS))):
+        with pytest.raises(ValueError, match="shape"):
+            Vec420Env(4, table)
+    busy = next(h for h in range(N_HANDS) if codec420.LEGAL_MASKS[h].sum() < g.N_ACTIONS and not WIN[h])
+    for value in (int(np.flatnonzero(~codec420.LEGAL_MASKS[busy])[0]), -1, g.N_ACTIONS):
+        bad = keeps.copy()
+        bad[busy] = value
+        with pytest.raises(ValueError, match=f"not legal for hand {g.format_hand(g.HANDS[busy])}"):
+            Vec420Env(4, bad, n_players=4)
+    with pytest.raises(ValueError, match="integers"):
+        Vec420Env(4, keeps + 0.5, n_players=4)
+    win = int(np.flatnonzero(WIN)[0])
+    ok = keeps.copy()
+    ok[win] = 13  # a hand of 20 never moves: anything goes there
+    check_opponent_table(ok, 4)
+    bad2 = random_keep_table(0, two_player=True)
+    bad2[busy, 0] = int(np.flatnonzero(~codec420.LEGAL_MASKS[busy])[0])
+    with pytest.raises(ValueError, match="against 1-1-1-1"):
+        Vec420Env(4, bad2)
+    illegal = ~codec420.LEGAL_MASKS[busy]
+    for why, change in [
+        ("negative", lambda p: p.__setitem__((busy, 0), -0.1)),
+        ("sum to 1", lambda p: p.__setitem__(busy, p[busy] * 0.9)),
+        ("illegal keep", lambda p: p.__setitem__(busy, illegal / illegal.sum())),
+        ("non-finite", lambda p: p.__setitem__((busy, 0), np.nan)),
+    ]:
+        bad = probs.copy()
+        change(bad)
+        with pytest.raises(ValueError, match=why):
+            Vec420Env(4, bad, n_players=5)
+    env = Vec420Env(4, probs, n_players=5)
+    with pytest.raises(ValueError, match="sum to 1"):
+        env.set_opponent(probs * 2)
+    env.set_opponent(keeps)  # a good table replaces the old one
+    with pytest.raises(ValueError, match="n_players"):
+        Vec420Env(4, keeps, n_players=9)
+    with pytest.raises(ValueError, match="agent_seat"):
+        Vec420Env(4, keeps, n_players=3, agent_seat="red")
+    with pytest.raises(ValueError, match="agent_seat"):
+        Vec420Env(4, keeps, n_players=3, agent_seat=3)
+    with pytest.raises(ValueError, match="reward"):
+        Vec420Env(4, keeps, reward="score")
