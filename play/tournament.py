@@ -201,8 +201,8 @@ def format_match(result: MatchResult, confidence: float = 0.95) -> str:
     lines = [
         f"{result.game} match: {' vs '.join(result.names)}, {result.n_games} games"
         + (f", {result.settings}" if result.settings else "")
-        + (f", seed {result.seed}" if result.seed is not None else "")
-        + f"; {rotation}",
+        + (f", seed {result.seed}" if result.seed is not None else ""),
+        f"({rotation})",
         *([result.note] if result.note else []),
         f"{'':<{width}}  {'':<{seat_w}}  win rate [{pct} Wilson CI]  (wins/games)",
     ]
