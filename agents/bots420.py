@@ -28,10 +28,11 @@ class GreedyAgent(DeterministicAgent):
 
 
 class FoundationAgent(DeterministicAgent):
-    """Seed 002's strategy: keep a foundation of three dice totalling 15-19 and
-    reroll the fourth; with no foundation, keep the best start toward one.
+    """The strategy Mark Steere's rules of 420 suggest: keep a foundation of three
+    dice totalling 15-19 and reroll the fourth; with no foundation, keep the best
+    start toward one.
 
-    Reading of the seed: the "ideal hand" has a foundation of 15 or more and one
+    Our reading of the rules' advice: the "ideal hand" has a foundation of 15 or more and one
     die to reroll; a foundation of 20 or more could never make 20 with one die,
     so it is 15-19.  Of several foundations the highest is kept.  Without one, the
     bot keeps the highest legal pair (two dice totalling 10 or more), else a 5

@@ -1,4 +1,4 @@
-"""Tests for the 421 rules engine: one section per rule of RULES.md (H1-H7)."""
+"""Tests for the 421 rules engine: one section per rule of docs/rules421.md (H1-H7)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def discharge_rolls(game, seat):
 
 # ------------------------------------------------------------------ H1
 
-# H1 exactly as RULES.md writes it, highest first.
+# H1 exactly as the rules write it, highest first.
 H1_TABLE = """4-2-1 (10) > 1-1-1 (7) > 1-1-6 (6) > 6-6-6 (6) > 1-1-5 (5) > 5-5-5 (5) > 1-1-4 (4) >
   4-4-4 (4) > 1-1-3 (3) > 3-3-3 (3) > 1-1-2 (2) > 2-2-2 (2) > 4-5-6 (2) > 3-4-5 (2) >
   2-3-4 (2) > 1-2-3 (2) > 2-2-1 (2)"""
@@ -150,7 +150,7 @@ def test_keeps_are_the_28_canonical_sub_hands_in_order():
             keep_for_action(bad)
 
 
-# ------------------------------------------------------------------ seed 003 worked example
+# ------------------------------------------------------------------ the rules' worked example
 
 WORKED_EXAMPLE = ("211 551  643 541  621 621 642 632  642 113"  # charge, with a RAMPO
                   "  541 6 4  111 4 4")                           # discharge
@@ -394,7 +394,7 @@ def test_h6_discharge_three_players_the_highest_gives_one_to_the_rampo_loser():
 
 
 def test_h6_discharge_three_players_all_tied_the_rampo_winner_gives_one():
-    # Decision (RULES.md silent): nobody is above the tie, so the RAMPO winner gives.
+    # Decision (the rules are silent): nobody is above the tie, so the RAMPO winner gives.
     takers = [0, 0, 0, 2, 2, 2, 1, 1, 1]
     game, dice = new_game(takers, "653  653  653   555 652 653  653", n_players=3)
     game.apply(STOP)

@@ -23,7 +23,7 @@ def rolls(spec: str) -> list[int]:
     return [int(c) for c in spec if c.isdigit()]
 
 
-# Seed 003's worked example (RULES.md): 2 players, pot 5, P1 (seat 0) plays first.
+# The rules' worked example (docs/rules421.md): 2 players, pot 5, P1 (seat 0) plays first.
 CHARGE = "211 551  643 541  621 621 642 632  642 113"  # P1 ends with 2 tokens, P2 with 3; P1 leads
 WORKED = CHARGE + "  541 6 4  111 41 1"  # with greedy421 as P2: it keeps one 1, then 4-1
 
@@ -107,7 +107,7 @@ def test_worked_example_bad_inputs_are_explained_and_the_game_plays_to_the_end()
 
 
 def test_a_follower_cannot_stop_and_must_make_the_leaders_number_of_rolls():
-    # P1 is a scripted bot (keeps 4-1 twice, as in seed 003); you are P2 and replay a 1, then the 4.
+    # P1 is a scripted bot (keeps 4-1 twice, as in the worked example); you are P2 and replay a 1, then the 4.
     leader = ScriptedAgent([g.action_for_keep((4, 1)), g.action_for_keep((4, 1))])
     rc, text = session(CHARGE + " 541 6 4  111 4 4", ["s", "stop", "1", "4"], seat=1, opponents=(leader,))
     assert rc == 0
@@ -315,9 +315,9 @@ def test_play_match_n_with_random_bots_replays_and_counts_seats():
 
 def test_the_421_runner_seats_the_first_player_and_returns_all_but_the_loser():
     keep41, keep11 = g.action_for_keep((4, 1)), g.action_for_keep((1, 1))
-    seed003 = [ScriptedAgent([keep41, keep41]), ScriptedAgent([keep11, keep11])]
+    worked_example = [ScriptedAgent([keep41, keep41]), ScriptedAgent([keep11, keep11])]
     dice = ScriptedDice(rolls(CHARGE + " 541 6 4  111 4 4"))  # no seat to draw: seat 0 starts
-    assert tournament.play_game("421", seed003, dice, pot=5) == {1}  # the worked example: P1 (seat 0) loses
+    assert tournament.play_game("421", worked_example, dice, pot=5) == {1}  # the worked example: P1 (seat 0) loses
     assert dice.remaining == ()
     bots = [make_agent("421", "greedy421"), make_agent("421", "heuristic")]
     for seed in range(5):

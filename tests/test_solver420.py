@@ -13,7 +13,7 @@ from envs import codec420
 from envs import game420 as g
 from envs.dice import RandomDice
 
-# The figure this solver converges to (value iteration to 1e-15); RULES.md: "about 0.527".
+# The figure this solver converges to (value iteration to 1e-15); the rules say "about 0.527".
 RED_WINS_UNDER_OPTIMAL_PLAY = 0.5270148583818
 
 

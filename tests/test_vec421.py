@@ -86,7 +86,7 @@ def test_plays_the_same_scripted_games_as_the_engine_env(pot, n_games, n_steps):
 
 
 def test_worked_example_of_the_rules_replays():
-    """RULES.md's worked example (pot 5): the agent is P1 (seat 0, plays first) and makes the
+    """The rules' worked example (pot 5): the agent is P1 (seat 0, plays first) and makes the
     example's keeps (5-4-1 -> keep 4-1 -> 6-4-1 -> keep 4-1 -> 4-4-1); the optimal bot is P2."""
     rolls = [int(c) for c in "211 551  643 541  621 621  642 632  642 113  541 6 4  111 4 4" if c.isdigit()]
     venv = Vec421Env(1, table("optimal", 5), pot=5, agent_seat=0,
