@@ -6,15 +6,33 @@ A playable checkpoint is two files side by side:
   ``torch.load(weights_only=True)``, so loading runs no code from the file);
 * ``NAME.json``: what the weights are (format, game, network shape, feature
   extractor by name from an allow-list) and how they were made (preset,
-  timesteps, seed, library versions, measured strength).
+  timesteps, seed, library versions, measured strength).  Checkpoints saved by
+  training also record ``weights_sha256``, the SHA-256 of ``NAME.pt``: the
+  loader refuses weights that are not the ones the metadata describes.
 
-Training also writes ``NAME.zip`` (SB3's own format, with the optimizer state)
-for ``--resume``; playing never reads it.
+Training also writes ``NAME.state`` (optimizer state and counters, for
+``--resume``; see ``train.checkpoint``); playing never reads it.
+
+Nothing in a checkpoint is trusted: the metadata is read only from a regular
+file of at most ``MAX_JSON_BYTES``; the network it names is built only from
+allow-listed classes and settings within ``MAX_LAYER_WIDTH`` /
+``MAX_DEPTH`` / ``MAX_WEIGHTS``; the weights must have exactly the shapes of
+that network and be finite.  Each refusal is one ``CheckpointError`` line
+naming the file and the field.
+
+Files are written atomically (:func:`write_atomic`: a temporary file in the same
+folder, fsync, rename), so a crash leaves the old file or the new one, and a
+symbolic link at the destination is replaced, never written through.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import os
+import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +41,22 @@ import torch
 from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-from agents.base import DeterministicAgent
 import games
+from agents.base import DeterministicAgent
 
 FORMAT = "dice-arena-policy"
 FORMAT_VERSION = 1
 ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
+POLICY_KEYS = ("class", "net_arch", "activation", "features_extractor", "features_extractor_kwargs")
+EXTRACTOR_KWARGS = {"Hand420Features": ("features_dim",), "OneHotInts": ()}
+MAX_JSON_BYTES = 1 << 20  # a checkpoint's metadata: far more than any run writes
+MAX_LAYER_WIDTH = 4096  # units in one hidden layer, or features_dim
+MAX_DEPTH = 8  # hidden layers in the policy or the value network
+MAX_WEIGHTS = 1 << 24  # weights in the hidden layers, all together (64 MB of float32)
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, corrupt, or not a dice-arena policy for this game."""
 
 
 def game_spaces(game: str, env: dict[str, Any] | None = None) -> tuple[spaces.Space, spaces.Space]:
@@ -42,63 +70,288 @@ def game_spaces(game: str, env: dict[str, Any] | None = None) -> tuple[spaces.Sp
         raise CheckpointError(f"no trained-policy support for game {game!r} with {env}: {e}") from None
 
 
-class CheckpointError(ValueError):
-    """A checkpoint that is missing, corrupt, or not a dice-arena policy for this game."""
+# --- reading and writing files safely -------------------------------------------------
 
 
-def policy_class_from(spec: dict[str, Any]) -> type[MaskableActorCriticPolicy]:
+def read_regular_file(path: Path, limit: int, what: str = "file") -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes.
+
+    The file is opened without blocking (a FIFO does not hang) and checked on the
+    open descriptor (``fstat``), so a device, a FIFO, a directory or a link to one
+    is refused, and so is anything larger than ``limit``."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: no such file") from None
+    except OSError as e:
+        raise CheckpointError(f"{path}: cannot open the {what} ({e.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+                    stat.S_IFDIR: "a directory", stat.S_IFSOCK: "a socket"}.get(stat.S_IFMT(mode), "not a regular file")
+            raise CheckpointError(f"{path}: the {what} is {kind}, not a regular file; refusing to read it")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise CheckpointError(f"{path}: the {what} is larger than {limit:,} bytes; refusing to read it")
+    return data
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def tensor_bytes(obj: Any) -> bytes:
+    """``torch.save`` of ``obj`` (tensors and plain Python values only), as bytes."""
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return buffer.getvalue()
+
+
+def json_bytes(obj: Any) -> bytes:
+    return (json.dumps(obj, indent=2, allow_nan=False) + "\n").encode()
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_temporary(path: Path, data: bytes) -> Path:
+    """``data`` in a new temporary file next to ``path`` (``.NAME.tmp-HEX.EXT``),
+    flushed to disk; :func:`commit` renames it to ``path``."""
+    path = Path(path)
+    folder = path.parent
+    for _ in range(100):
+        temp = folder / f".{path.stem}.tmp-{secrets.token_hex(8)}{path.suffix}"
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_CLOEXEC", 0), 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover - 100 collisions of 64 random bits
+        raise OSError(f"cannot create a temporary file next to {path}")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return temp
+
+
+def commit(temp: Path, path: Path) -> None:
+    """Rename ``temp`` over ``path`` (atomic; a link at ``path`` is replaced, not followed)."""
+    os.replace(temp, path)
+    _fsync_dir(Path(path).parent)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``path`` so that a crash leaves either its old content or ``data``."""
+    commit(write_temporary(path, data), path)
+
+
+# --- the network a checkpoint describes -------------------------------------------------
+
+
+def _where(where: str, field: str) -> str:
+    return f"{where}: {field}"
+
+
+def _bounded_int(value: Any, where: str, field: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise CheckpointError(f"{_where(where, field)} is {value!r}; it must be a whole number from {low} to {high}")
+    return value
+
+
+def _layers(value: Any, where: str, field: str) -> list[int]:
+    if not isinstance(value, list):
+        raise CheckpointError(f"{_where(where, field)} is {value!r}; it must be a list of layer widths")
+    if len(value) > MAX_DEPTH:
+        raise CheckpointError(f"{_where(where, field)} has {len(value)} layers; at most {MAX_DEPTH} are allowed")
+    return [_bounded_int(w, where, f"{field}[{i}]", 1, MAX_LAYER_WIDTH) for i, w in enumerate(value)]
+
+
+def check_policy_spec(spec: Any, where: str = "checkpoint metadata") -> dict[str, Any]:
+    """``spec`` (the JSON ``policy`` entry) if it names only known settings within bounds."""
+    from agents.features import FEATURE_EXTRACTORS, POLICY_CLASSES
+
+    if not isinstance(spec, dict):
+        raise CheckpointError(f"{_where(where, 'policy')} is {type(spec).__name__}, not an object")
+    unknown = [k for k in spec if k not in POLICY_KEYS]
+    if unknown:
+        raise CheckpointError(f"{_where(where, 'policy.' + str(unknown[0]))} is not a policy setting (known: {', '.join(POLICY_KEYS)})")
+    name = spec.get("class", "MlpPolicy")
+    if not isinstance(name, str) or name not in POLICY_CLASSES:
+        raise CheckpointError(f"unknown policy class {name!r} in {_where(where, 'policy.class')} (known: {', '.join(POLICY_CLASSES)})")
+    activation = spec.get("activation", "tanh")
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
+        raise CheckpointError(f"{_where(where, 'policy.activation')} is {activation!r} (known: {', '.join(ACTIVATIONS)})")
+    chains: list[list[int]] = []
+    if "net_arch" in spec:
+        arch = spec["net_arch"]
+        if isinstance(arch, dict):
+            extra = [k for k in arch if k not in ("pi", "vf")]
+            if extra:
+                raise CheckpointError(f"{_where(where, 'policy.net_arch.' + str(extra[0]))} is not a network part (known: pi, vf)")
+            chains = [_layers(arch[k], where, f"policy.net_arch.{k}") for k in ("pi", "vf") if k in arch]
+        else:
+            chains = [_layers(arch, where, "policy.net_arch")] * 2
+    features_dim = 0
+    extractor = spec.get("features_extractor")
+    if extractor is not None:
+        if not isinstance(extractor, str) or extractor not in FEATURE_EXTRACTORS:
+            raise CheckpointError(f"{_where(where, 'policy.features_extractor')} is {extractor!r} (known: {', '.join(FEATURE_EXTRACTORS)})")
+        kwargs = spec.get("features_extractor_kwargs", {})
+        if not isinstance(kwargs, dict):
+            raise CheckpointError(f"{_where(where, 'policy.features_extractor_kwargs')} is {kwargs!r}, not an object")
+        for key, value in kwargs.items():
+            if key not in EXTRACTOR_KWARGS[extractor]:
+                raise CheckpointError(f"{_where(where, 'policy.features_extractor_kwargs.' + key)} is not a setting of {extractor} "
+                                      f"(known: {', '.join(EXTRACTOR_KWARGS[extractor]) or 'none'})")
+            features_dim = _bounded_int(value, where, f"policy.features_extractor_kwargs.{key}", 1, MAX_LAYER_WIDTH)
+    elif "features_extractor_kwargs" in spec:
+        raise CheckpointError(f"{_where(where, 'policy.features_extractor_kwargs')} is given without a features_extractor")
+    weights = sum(a * b for chain in chains for a, b in zip([features_dim, *chain], chain))
+    if weights > MAX_WEIGHTS:
+        raise CheckpointError(f"{_where(where, 'policy.net_arch')} has {weights:,} hidden-layer weights; at most {MAX_WEIGHTS:,} are allowed")
+    return spec
+
+
+def policy_class_from(spec: dict[str, Any], where: str = "checkpoint metadata") -> type[MaskableActorCriticPolicy]:
     from agents.features import POLICY_CLASSES
 
-    name = spec.get("class", "MlpPolicy")
-    if name not in POLICY_CLASSES:
-        raise CheckpointError(f"unknown policy class {name!r} in checkpoint metadata (known: {', '.join(POLICY_CLASSES)})")
-    return POLICY_CLASSES[name]
+    return POLICY_CLASSES[check_policy_spec(spec, where).get("class", "MlpPolicy")]
 
 
-def policy_kwargs_from(spec: dict[str, Any]) -> dict[str, Any]:
-    """SB3 policy keyword arguments from the JSON ``policy`` spec (allow-listed names only)."""
+def policy_kwargs_from(spec: dict[str, Any], where: str = "checkpoint metadata") -> dict[str, Any]:
+    """SB3 policy keyword arguments from the JSON ``policy`` spec (allow-listed names and bounded sizes only)."""
     from agents.features import FEATURE_EXTRACTORS
 
-    try:
-        kwargs: dict[str, Any] = {"activation_fn": ACTIVATIONS[spec.get("activation", "tanh")]}
-        if "net_arch" in spec:
-            kwargs["net_arch"] = spec["net_arch"]
-        if spec.get("features_extractor"):
-            kwargs["features_extractor_class"] = FEATURE_EXTRACTORS[spec["features_extractor"]]
-            kwargs["features_extractor_kwargs"] = {k: int(v) for k, v in spec.get("features_extractor_kwargs", {}).items()}
-        kwargs.update({k: v if isinstance(v, bool) else int(v) for k, v in spec.get("kwargs", {}).items()})
-    except (KeyError, TypeError, ValueError) as e:
-        raise CheckpointError(f"unknown or malformed policy setting {e} in checkpoint metadata") from None
+    spec = check_policy_spec(spec, where)
+    kwargs: dict[str, Any] = {"activation_fn": ACTIVATIONS[spec.get("activation", "tanh")]}
+    if "net_arch" in spec:
+        arch = spec["net_arch"]
+        kwargs["net_arch"] = {k: list(v) for k, v in arch.items()} if isinstance(arch, dict) else list(arch)
+    if spec.get("features_extractor"):
+        kwargs["features_extractor_class"] = FEATURE_EXTRACTORS[spec["features_extractor"]]
+        kwargs["features_extractor_kwargs"] = dict(spec.get("features_extractor_kwargs", {}))
     return kwargs
 
 
-def build_policy(game: str, spec: dict[str, Any], env: dict[str, Any] | None = None) -> MaskableActorCriticPolicy:
+def build_policy(game: str, spec: dict[str, Any], env: dict[str, Any] | None = None,
+                 where: str = "checkpoint metadata") -> MaskableActorCriticPolicy:
     obs_space, act_space = game_spaces(game, env)
-    return policy_class_from(spec)(obs_space, act_space, lambda _: 0.0, **policy_kwargs_from(spec))
+    return policy_class_from(spec, where)(obs_space, act_space, lambda _: 0.0, **policy_kwargs_from(spec, where))
+
+
+# --- weights ----------------------------------------------------------------------------
+
+
+def policy_state(policy: MaskableActorCriticPolicy) -> dict[str, torch.Tensor]:
+    return {k: v.detach().cpu() for k, v in policy.state_dict().items()}
+
+
+def weights_limit(policy: torch.nn.Module) -> int:
+    """The most bytes a weights file of ``policy`` may take: its tensors twice over, plus 1 MB."""
+    return 2 * sum(v.numel() * v.element_size() for v in policy.state_dict().values()) + (1 << 20)
+
+
+def check_weights(state: Any, policy: torch.nn.Module, path: Path) -> dict[str, torch.Tensor]:
+    """``state`` if it is a tensor dict with exactly ``policy``'s names and shapes, all finite."""
+    expected = policy.state_dict()
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{path}: the weights are a {type(state).__name__}, not a dict of tensors")
+    missing = [k for k in expected if k not in state]
+    unknown = [k for k in state if k not in expected]
+    if missing or unknown:
+        field, why = (missing[0], "is missing") if missing else (unknown[0], "is not part of the network in the metadata")
+        raise CheckpointError(f"{path}: tensor {field!r} {why}")
+    for key, want in expected.items():
+        got = state[key]
+        if not isinstance(got, torch.Tensor) or not got.is_floating_point():
+            raise CheckpointError(f"{path}: {key!r} is {type(got).__name__ if not isinstance(got, torch.Tensor) else got.dtype}, not a float tensor")
+        if tuple(got.shape) != tuple(want.shape):
+            raise CheckpointError(f"{path}: tensor {key!r} has shape {tuple(got.shape)}; the network in the metadata needs {tuple(want.shape)}")
+        if not bool(torch.isfinite(got).all()):
+            raise CheckpointError(f"{path}: tensor {key!r} holds NaN or infinite values")
+    return state
+
+
+def read_weights(path: Path, policy: torch.nn.Module, expected_sha256: str | None = None,
+                 meta_path: Path | None = None) -> dict[str, torch.Tensor]:
+    """The checked weights in ``path`` for ``policy`` (not yet loaded into it)."""
+    data = read_regular_file(path, weights_limit(policy), "weights file")
+    if expected_sha256 is not None and sha256(data) != expected_sha256:
+        raise CheckpointError(f"cannot read the weights in {path}: they are not the ones {meta_path or 'the metadata'} "
+                              "describes (weights_sha256 differs: the files come from different saves, or were changed)")
+    try:
+        state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many kinds for a bad file
+        raise CheckpointError(f"cannot read the weights in {path}: {type(e).__name__}: {str(e)[:200]}") from None
+    return check_weights(state, policy, path)
 
 
 def save_policy(policy: MaskableActorCriticPolicy, path: Path, metadata: dict[str, Any]) -> None:
-    """Write ``path`` (.pt weights) and its ``.json`` metadata."""
-    path = Path(path).with_suffix(".pt")
+    """Write ``path`` (.pt weights) and its ``.json`` metadata (with the weights' SHA-256),
+    each atomically, the metadata last."""
+    path = Path(path)
+    if path.suffix != ".pt":
+        path = path.with_name(path.name + ".pt")
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({k: v.detach().cpu() for k, v in policy.state_dict().items()}, path)
-    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, **metadata}
-    path.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
+    weights = tensor_bytes(policy_state(policy))
+    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, **metadata, "weights_sha256": sha256(weights)}
+    write_atomic(path, weights)
+    write_atomic(path.with_suffix(".json"), json_bytes(meta))
+
+
+# --- metadata ---------------------------------------------------------------------------
 
 
 def load_metadata(path: Path) -> dict[str, Any]:
     meta_path = Path(path).with_suffix(".json")
-    if not meta_path.exists():
+    if not os.path.lexists(meta_path):
         raise CheckpointError(f"{meta_path} is missing: a checkpoint needs its metadata file next to the weights")
+    data = read_regular_file(meta_path, MAX_JSON_BYTES, "checkpoint metadata file")
     try:
-        meta = json.loads(meta_path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"{meta_path} is not valid JSON ({e}); the checkpoint is corrupt") from None
+        meta = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise CheckpointError(f"{meta_path} is not valid JSON ({str(e)[:100]}); the checkpoint is corrupt") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{meta_path} is not a dice-arena policy checkpoint (format {meta.get('format') if isinstance(meta, dict) else None!r})")
     if meta.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"{meta_path} has format version {meta.get('format_version')}, this program reads {FORMAT_VERSION}")
+        raise CheckpointError(f"{meta_path} has format version {meta.get('format_version')!r}, this program reads {FORMAT_VERSION}")
+    if not isinstance(meta.get("game"), str):
+        raise CheckpointError(f"{meta_path}: game is {meta.get('game')!r}, not a game name")
+    if "env" in meta and not isinstance(meta["env"], dict):
+        raise CheckpointError(f"{meta_path}: env is {meta['env']!r}, not an object of game options")
+    digest = meta.get("weights_sha256")
+    if digest is not None and not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
+        raise CheckpointError(f"{meta_path}: weights_sha256 is {str(digest)[:80]!r}, not a SHA-256 in hex")
+    check_policy_spec(meta.get("policy", {}), str(meta_path))
     return meta
+
+
+def checkpoint_weights_path(path: str | Path) -> Path:
+    """The ``.pt`` file a checkpoint path names (``NAME``, ``NAME.pt`` or ``NAME.json``)."""
+    path = Path(path)
+    if path.suffix in (".json", ".zip", ".state"):
+        return path.with_suffix(".pt")
+    if path.suffix != ".pt":
+        return path.with_name(path.name + ".pt")
+    return path
 
 
 class PPOAgent(DeterministicAgent):
@@ -111,26 +364,21 @@ class PPOAgent(DeterministicAgent):
         self.metadata = metadata or {}
 
     @classmethod
-    def load(cls, path: str | Path, expected_game: str | None = None) -> "PPOAgent":
-        path = Path(path)
-        if path.suffix in ("", ".json", ".zip"):
-            path = path.with_suffix(".pt")
-        if not path.exists():
+    def load(cls, path: str | Path, expected_game: str | None = None) -> PPOAgent:
+        path = checkpoint_weights_path(path)
+        if not os.path.lexists(path):
             raise CheckpointError(f"no checkpoint at {path}")
         meta = load_metadata(path)
-        game = str(meta.get("game"))
+        meta_path = path.with_suffix(".json")
+        game = meta["game"]
         if expected_game is not None and game != str(expected_game):
             raise CheckpointError(f"{path} is a checkpoint for game {game}, not {expected_game}")
-        policy = build_policy(game, meta.get("policy", {}), meta.get("env"))
-        try:
-            state = torch.load(path, map_location="cpu", weights_only=True)
-            policy.load_state_dict(state)
-        except Exception as e:  # torch raises many kinds for a bad file
-            raise CheckpointError(f"cannot read the weights in {path}: {type(e).__name__}: {str(e)[:200]}") from None
-        return cls(policy, game, name=meta.get("name", path.stem), metadata=meta)
+        policy = build_policy(game, meta.get("policy", {}), meta.get("env"), where=str(meta_path))
+        policy.load_state_dict(read_weights(path, policy, meta.get("weights_sha256"), meta_path))
+        return cls(policy, game, name=str(meta.get("name", path.stem)), metadata=meta)
 
     @classmethod
-    def from_model(cls, model, game: str, name: str = "ppo") -> "PPOAgent":
+    def from_model(cls, model, game: str, name: str = "ppo") -> PPOAgent:
         return cls(model.policy, game, name)
 
     @torch.no_grad()

@@ -55,7 +55,7 @@ def test_smoke_run_logs_exact_evaluation_to_tensorboard(smoke_run):
 def test_smoke_run_saves_a_checkpoint_that_reloads_and_plays(smoke_run):
     root, _ = smoke_run
     ck = root / "ck"
-    assert {p.name for p in ck.iterdir()} >= {"smoke.pt", "smoke.json", "smoke.zip"}
+    assert {p.name for p in ck.iterdir()} == {"smoke.pt", "smoke.json", "smoke.state"}  # no .zip, no .lock left
     meta = json.loads((ck / "smoke.json").read_text())
     assert meta["game"] == "420" and meta["preset"] == "ppo-420" and meta["seed"] == 1
     assert meta["timesteps"] >= 4096 and "torch" in meta["versions"]
@@ -86,9 +86,10 @@ def test_resume_continues_from_the_saved_step(smoke_run, capsys):
     assert json.loads((resumed / "smoke.json").read_text())["timesteps"] >= 6144
 
 
-def test_resume_without_a_saved_run_is_explained(tmp_path):
-    with pytest.raises(SystemExit, match="no saved run"):
-        train_main(["ppo-420", "--resume", "--checkpoint-dir", str(tmp_path), "--no-progress-bar"])
+def test_resume_without_a_saved_run_is_explained(tmp_path, capsys):
+    assert train_main(["ppo-420", "--resume", "--checkpoint-dir", str(tmp_path), "--no-progress-bar"]) == 2
+    err = capsys.readouterr().err
+    assert "no saved run" in err and len(err.strip().splitlines()) == 1
 
 
 def test_same_seed_same_training_run(tmp_path):
@@ -170,7 +171,7 @@ def test_ctrl_c_saves_the_run_and_resume_continues_it(tmp_path, monkeypatch, cap
     out = capsys.readouterr().out
     assert "interrupted at" in out and "--resume" in out
     saved = json.loads((tmp_path / "cut.json").read_text())["timesteps"]
-    assert 2048 <= saved < 8192 and (tmp_path / "cut.zip").exists()
+    assert 2048 <= saved < 8192 and (tmp_path / "cut.state").exists() and not (tmp_path / "cut.zip").exists()
     monkeypatch.setattr(run.ExactEvalCallback, "_on_step", original)
     assert train_main([*args, "--resume"]) == 0
     assert json.loads((tmp_path / "cut.json").read_text())["timesteps"] >= 8192

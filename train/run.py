@@ -1,13 +1,25 @@
 """One training run, top to bottom: build the batched env, fit MaskablePPO,
-evaluate exactly as it goes, save checkpoints, print the results."""
+evaluate exactly as it goes, save checkpoints, print the results.
+
+A run holds a lock on its name while it trains and refuses to start over an
+existing run unless told to ``resume`` or ``overwrite`` it.  ``--resume``
+rebuilds the model from the preset and loads only tensors and plain values
+into it (``train.checkpoint``): the weights, the optimizer state, the counters,
+the random states, the evaluation history and the wall-clock seconds so far, so
+a resumed run reads as one run.  A Ctrl-C during a save waits for the save.
+"""
 
 from __future__ import annotations
 
 import platform
+import shlex
+import signal
+import sys
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import torch
@@ -15,21 +27,27 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 import agents
 import games
-from agents.ppo_agent import PPOAgent, policy_class_from, policy_kwargs_from, save_policy
+from agents.ppo_agent import PPOAgent, policy_class_from, policy_kwargs_from
+from train import checkpoint
+from train.checkpoint import RunError
 from train.fast import BatchedMaskablePPO, EpisodeMonitor
 from train.presets import Preset
+
+DEFAULT_LOGDIR = Path("runs")  # python -m train's --logdir default (a continue-with command leaves it out)
+
 
 @dataclass
 class RunConfig:
     preset: Preset
     timesteps: int
-    seed: int
+    seed: int | None  # None: the saved run's when resuming, else 0
     n_envs: int
     logdir: Path
     checkpoint_dir: Path
     name: str
     resume: bool = False
-    eval_every: Optional[int] = None
+    overwrite: bool = False  # replace an existing run of this name
+    eval_every: int | None = None
     stop_when_optimal: bool = True
     progress_bar: bool = True
     torch_threads: int = 1
@@ -46,7 +64,7 @@ def eval_opponents(preset: Preset) -> tuple[str, ...]:
     return ("optimal", *others)
 
 
-def evaluate(config: "RunConfig", agent) -> dict[str, Any]:
+def evaluate(config: RunConfig, agent) -> dict[str, Any]:
     """Exact figures of ``agent`` by the game's solver (``GameSpec.exact``)."""
     preset = config.preset
     options = exact_options(preset)
@@ -64,20 +82,22 @@ class ExactEvalCallback(BaseCallback):
     run stops, without waiting for the next scheduled evaluation.
     """
 
-    def __init__(self, config: RunConfig, started: float):
+    def __init__(self, config: RunConfig, started: float, history: list[dict[str, Any]] | None = None):
         super().__init__()
         self.config = config
         self.every = config.eval_every or config.preset.eval_every
         self.next_eval = 0
-        self.started = started
-        self.history: list[dict[str, Any]] = []
+        self.started = started  # a resumed run's start is moved back by its earlier seconds
+        self.history: list[dict[str, Any]] = list(history or [])  # a resumed run's earlier evaluations
         solver = games.load(games.get(config.preset.game).exact)
         self.count_suboptimal = getattr(solver, "count_suboptimal", None)  # games with a cheap per-update check
         self.check_each_update = self.count_suboptimal is not None and config.stop_when_optimal
         self.rollout_started = False
 
     def _on_training_start(self) -> None:
-        self.next_eval = self.num_timesteps  # evaluate the starting policy too
+        # evaluate the starting policy too; a resumed run keeps its schedule
+        last = self.history[-1]["timesteps"] if self.history else None
+        self.next_eval = self.num_timesteps if last is None else max(self.num_timesteps, last + self.every)
 
     def _on_rollout_start(self) -> None:
         self.rollout_started = True
@@ -103,7 +123,8 @@ class ExactEvalCallback(BaseCallback):
                 self.logger.record(f"eval/{key}", value)
         self.logger.record("eval/wall_seconds", figures["wall_seconds"])
         self.logger.dump(self.num_timesteps)
-        save_run(self.model, self.config, figures, self.history)
+        with SigintHeld(reraise=True):  # a Ctrl-C here stops the run once the checkpoint is written
+            save_run(self.model, self.config, figures, self.history)
         if self.config.stop_when_optimal and figures["optimal"]:
             print(f"\nexactly optimal in both seats at {self.num_timesteps} steps, {figures['wall_seconds']:.1f} s: stopping")
             return False
@@ -125,11 +146,8 @@ def versions() -> dict[str, str]:
     }
 
 
-def save_run(model, config: RunConfig, figures: Optional[dict[str, Any]] = None, history=()) -> Path:
-    """Write NAME.zip (for --resume) and NAME.pt + NAME.json (for playing)."""
-    base = config.checkpoint_dir / config.name
-    config.checkpoint_dir.mkdir(parents=True, exist_ok=True)
-    model.save(base.with_suffix(".zip"))
+def save_run(model, config: RunConfig, figures: dict[str, Any] | None = None, history=()) -> Path:
+    """Write NAME.pt + NAME.json (for playing) and NAME.state (for --resume), atomically."""
     meta = {
         "name": config.name,
         "game": config.preset.game,
@@ -142,16 +160,49 @@ def save_run(model, config: RunConfig, figures: Optional[dict[str, Any]] = None,
         "env": config.preset.env,
         "versions": versions(),
     }
+    wall = float((figures or {}).get("wall_seconds", 0.0))
     if figures is not None:
         meta["exact"] = {k: v for k, v in figures.items() if k.startswith(("vs_", "gap_", "suboptimal_")) or k == "optimal"}
-        meta["wall_seconds"] = round(figures.get("wall_seconds", 0.0), 1)
+        meta["wall_seconds"] = round(wall, 1)
     if history:
         meta["eval_history"] = [
             {k: round(v, 6) for k, v in h.items() if k in ("timesteps", "wall_seconds") or k.startswith("gap_pp")}
             for h in history
         ]
-    save_policy(model.policy, base, meta)
-    return base
+    state = checkpoint.training_state(model, game=config.preset.game, preset=config.preset.name, seed=config.seed,
+                                      wall_seconds=wall)
+    return checkpoint.save(config.checkpoint_dir, config.name, model.policy, state, meta)
+
+
+class SigintHeld:
+    """While the block runs, Ctrl-C (SIGINT) is noted with one line instead of
+    interrupting it; on leaving, ``reraise`` turns a noted Ctrl-C into the
+    ``KeyboardInterrupt`` it would have been.  Only in the main thread (the
+    only one Python delivers signals to)."""
+
+    def __init__(self, reraise: bool, message: str = "Ctrl-C: finishing the checkpoint first"):
+        self.reraise = reraise
+        self.message = message
+        self.caught = False
+        self.previous: Any = None
+        self.installed = False
+
+    def _note(self, signum, frame) -> None:
+        self.caught = True
+        print(f"\n{self.message}", file=sys.stderr, flush=True)
+
+    def __enter__(self) -> SigintHeld:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._note)
+            self.installed = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self.installed:
+            signal.signal(signal.SIGINT, self.previous if self.previous is not None else signal.SIG_DFL)
+            self.installed = False
+        if self.reraise and self.caught and exc_type is None:
+            raise KeyboardInterrupt
 
 
 def make_env(config: RunConfig):
@@ -184,37 +235,68 @@ def make_env(config: RunConfig):
 
 def build_model(config: RunConfig, env) -> BatchedMaskablePPO:
     """The preset's MaskablePPO (``BatchedMaskablePPO``: same algorithm, leaner rollout loop)
-    on ``env``, or the saved run when resuming."""
-    if config.resume:
-        zip_path = (config.checkpoint_dir / config.name).with_suffix(".zip")
-        if not zip_path.exists():
-            raise SystemExit(f"--resume: no saved run at {zip_path} (train once without --resume first)")
-        model = BatchedMaskablePPO.load(zip_path, env=env, device="cpu")
-        print(f"resuming {zip_path} at {model.num_timesteps} steps")
-        return model
+    on ``env``, freshly initialised from ``config.seed``.  Resuming builds this too and
+    then loads the saved run into it (``checkpoint.restore``)."""
     ppo_kwargs = dict(config.preset.ppo)
     if config.preset.lr_final is not None:
         start, end = ppo_kwargs["learning_rate"], config.preset.lr_final
         ppo_kwargs["learning_rate"] = lambda progress_remaining: end + (start - end) * progress_remaining
     return BatchedMaskablePPO(
-        policy_class_from(config.preset.policy),
+        policy_class_from(config.preset.policy, f"preset {config.preset.name}"),
         env,
-        policy_kwargs=policy_kwargs_from(config.preset.policy),
+        policy_kwargs=policy_kwargs_from(config.preset.policy, f"preset {config.preset.name}"),
         tensorboard_log=str(config.logdir),
-        seed=config.seed,
+        seed=0 if config.seed is None else config.seed,
         device="cpu",
         verbose=0,
         **ppo_kwargs,
     )
 
 
+def prepare(config: RunConfig) -> tuple[RunConfig, dict[str, Any] | None]:
+    """Check the run can start (name free, or the saved run to resume valid); the
+    config with its seed settled and the saved metadata when resuming.  Call it
+    holding the run's lock."""
+    checkpoint.clean_temporaries(config.checkpoint_dir, config.name)
+    if not config.resume:
+        existing = checkpoint.existing_files(config.checkpoint_dir, config.name)
+        if existing and not config.overwrite:
+            raise RunError(f"{existing[0]} already exists: a run named {config.name!r} was saved there; continue it "
+                           "with --resume, replace it with --overwrite, or pick another --name")
+        return replace(config, seed=0 if config.seed is None else config.seed), None
+    meta = checkpoint.read_saved_meta(config.checkpoint_dir, config.name, config.preset)
+    if config.seed is not None and config.seed != meta["seed"]:
+        raise RunError(f"--resume: run {config.name!r} was trained with --seed {meta['seed']}, not {config.seed}; "
+                       f"leave --seed out to continue it")
+    return replace(config, seed=meta["seed"]), meta
+
+
 def train(config: RunConfig) -> dict[str, Any]:
+    """Train, evaluate and save one run (see the module docstring); raises ``RunError``
+    (one line) for a name, saved run or lock that does not allow it."""
+    checkpoint.check_name(config.name)
+    if config.resume and not config.checkpoint_dir.is_dir():
+        raise RunError(f"--resume: no saved run at {config.checkpoint_dir / config.name}.json "
+                       f"(no folder {config.checkpoint_dir}; train once without --resume first)")
     torch.set_num_threads(config.torch_threads)
+    with checkpoint.RunLock(config.checkpoint_dir, config.name):
+        config, meta = prepare(config)
+        return _train(config, meta)
+
+
+def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
     started = time.time()
     env = make_env(config)
     model = build_model(config, env)
+    history: list[dict[str, Any]] = []
+    if meta is not None:
+        saved = checkpoint.restore(model, env, config.checkpoint_dir, config.name, meta)
+        started -= saved.wall_seconds
+        history = saved.history
+        print(f"resuming {config.checkpoint_dir / config.name} at {saved.num_timesteps} steps "
+              f"({saved.wall_seconds:.1f} s so far)")
     remaining = config.timesteps - model.num_timesteps
-    callback = ExactEvalCallback(config, started)
+    callback = ExactEvalCallback(config, started, history)
     interrupted = False
     if remaining > 0:
         try:
@@ -222,22 +304,43 @@ def train(config: RunConfig) -> dict[str, Any]:
                 remaining,
                 callback=callback,
                 tb_log_name=config.name,
-                reset_num_timesteps=not config.resume,
+                reset_num_timesteps=meta is None,
                 progress_bar=config.progress_bar,
             )
         except KeyboardInterrupt:
             interrupted = True
+    with SigintHeld(reraise=False, message="Ctrl-C: still evaluating and saving the run; it ends once the checkpoint is written"):
+        if interrupted:
             print(f"\ninterrupted at {model.num_timesteps} steps; saving")
-    wall = time.time() - started
-    final = evaluate(config, PPOAgent.from_model(model, config.preset.game))
-    final.update(timesteps=int(model.num_timesteps), wall_seconds=wall)
-    base = save_run(model, config, final, callback.history)
+        wall = time.time() - started
+        final = evaluate(config, PPOAgent.from_model(model, config.preset.game))
+        final.update(timesteps=int(model.num_timesteps), wall_seconds=wall)
+        base = save_run(model, config, final, callback.history)
     env.close()
     summary = {"final": final, "history": callback.history, "checkpoint": str(base), "interrupted": interrupted}
     print_results(config, summary)
     if interrupted:
-        print(f"continue with: python -m train {config.preset.name} --name {config.name} --resume")
+        print(f"continue with: {continue_command(config)}")
     return summary
+
+
+def continue_command(config: RunConfig) -> str:
+    """The command that resumes this run with the same settings."""
+    preset = config.preset
+    parts = ["python", "-m", "train", preset.name, "--name", config.name, "--checkpoint-dir", str(config.checkpoint_dir)]
+    if config.logdir != DEFAULT_LOGDIR:
+        parts += ["--logdir", str(config.logdir)]
+    if config.timesteps != preset.timesteps:
+        parts += ["--timesteps", str(config.timesteps)]
+    if config.n_envs != preset.n_envs:
+        parts += ["--n-envs", str(config.n_envs)]
+    if config.eval_every is not None:
+        parts += ["--eval-every", str(config.eval_every)]
+    if preset.stop_when_optimal and not config.stop_when_optimal:
+        parts.append("--no-early-stop")
+    if not config.progress_bar:
+        parts.append("--no-progress-bar")
+    return " ".join(shlex.quote(p) for p in [*parts, "--resume"])
 
 
 def print_results(config: RunConfig, summary: dict[str, Any]) -> None:
@@ -245,7 +348,7 @@ def print_results(config: RunConfig, summary: dict[str, Any]) -> None:
     steps = final["timesteps"]
     print()
     print(f"run {config.name}: {steps:,} steps in {final['wall_seconds']:.1f} s "
-          f"({steps / max(final['wall_seconds'], 1e-9):,.0f} steps/s); saved {summary['checkpoint']}.pt/.json/.zip")
+          f"({steps / max(final['wall_seconds'], 1e-9):,.0f} steps/s); saved {summary['checkpoint']}.pt/.json/.state")
     print()
     solver = games.load(games.get(config.preset.game).exact)
     for line in solver.format_figures(config.name, final, eval_opponents(config.preset), **exact_options(config.preset)):
