@@ -77,6 +77,14 @@ def legal_mask(actions: Sequence[int]) -> np.ndarray:
     return mask
 
 
+def mask(game: g.Game420) -> np.ndarray:
+    """The legal actions of the player to move now (all False once the game is over)."""
+    if game.is_over:
+        return np.zeros(g.N_ACTIONS, dtype=bool)
+    hand = game.hands[game.current_player]
+    return LEGAL_MASKS[g.HAND_INDEX[hand]].copy() if hand is not None else legal_mask([g.REROLL_ALL])
+
+
 def seats_from(seat: int, n_players: int) -> list[int]:
     """The seats in observation order: ``seat``, then the others clockwise."""
     return [(seat + i) % n_players for i in range(n_players)]

@@ -232,6 +232,11 @@ def legal_mask(actions: Iterable[int]) -> np.ndarray:
     return mask
 
 
+def mask(game: g.Game421) -> np.ndarray:
+    """The legal actions of the player to move now (all False once the game is over)."""
+    return legal_mask(game.legal_actions())
+
+
 def action_mask(hand: Sequence[int], is_leader: bool) -> np.ndarray:
     """The legal actions at a decision holding ``hand`` (a decision is always before roll 3)."""
     return MASKS[int(bool(is_leader)), g.hand_rank(hand)].copy()

@@ -35,7 +35,7 @@ class RandomDice:
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
     def roll(self, n: int) -> tuple[int, ...]:
-        return tuple(int(v) for v in self.rng.integers(1, 7, size=n))
+        return tuple(self.rng.integers(1, 7, size=n).tolist())
 
     def draw_seat(self, n_players: int) -> int:
         return int(self.rng.integers(n_players))

@@ -61,6 +61,8 @@ class Codec(Protocol):
 
     def legal_mask(self, actions: Sequence[int]) -> np.ndarray: ...
 
+    def mask(self, game: Any) -> np.ndarray: ...
+
 
 EventHook = Callable[[dict], None]
 
@@ -77,7 +79,7 @@ def check_action(action: Any) -> int:
 def act(agent: Any, game: Game, codec: Codec, seat: Optional[int] = None) -> int:
     """Ask ``agent`` for the move of ``seat`` (the seat to move by default)."""
     seat = game.current_player if seat is None else seat
-    return int(agent.act(codec.observe(game, seat), codec.legal_mask(game.legal_actions())))
+    return int(agent.act(codec.observe(game, seat), codec.mask(game)))
 
 
 def play_out(

@@ -225,8 +225,8 @@ class Game420:
         return self._legal(self._to_move)
 
     def _legal(self, seat: int) -> list[int]:
-        hand = self.hands[seat]
-        return [REROLL_ALL] if hand is None else legal_keeps(hand)
+        hand = self.hands[seat]  # canonical already
+        return [REROLL_ALL] if hand is None else list(_legal_keeps(hand))
 
     def returns(self) -> list[float]:
         """+1 for every seat that did not lose, -1 for the loser; 0 each before the end."""
