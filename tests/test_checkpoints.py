@@ -491,8 +491,10 @@ def test_a_checkpoint_file_that_is_a_fifo_is_refused_without_waiting(saved, tmp_
         with pytest.raises(CheckpointError, match=f"fifo.{which}: the {what} is a FIFO, not a regular file"):
             PPOAgent.load(path)
     finally:
-        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # let the writer finish
-        thread.join()
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # let the writer finish: keep a reader
+        thread.join(timeout=30)  # open until it has, or its open() waits for a partner forever
+        os.close(reader)
+        assert not thread.is_alive()
 
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])

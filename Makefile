@@ -1,0 +1,40 @@
+# The two commands of a fresh machine (README "Set up"):
+#   make train   creates .venv if missing, installs the project with the CPU build of torch,
+#                and trains the default game (ppo-420), unless that run is already trained
+#   make test    the same install, then the tests
+# Both are idempotent: the install reruns only when pyproject.toml changes.
+# Other targets: make retrain (train again, replacing the run), make install, make clean-venv.
+# VENV=path picks another environment (CI uses .ci-venv); ARGS=... passes options on.
+
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+RUN := checkpoints/ppo-420-seed0
+# torch 2.13.0's CPU wheel: on disk on the project's machines, else PyTorch's CPU index.
+TORCH_SOURCE := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,--extra-index-url https://download.pytorch.org/whl/cpu)
+
+.PHONY: install train retrain test clean-venv
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet $(TORCH_SOURCE) -e ".[dev]"
+	$(PY) -c "import torch; print('installed; torch', torch.__version__)"
+	touch $@
+
+train: $(RUN).json
+	@echo "trained: $(RUN).pt/.json (make retrain trains it again)"
+
+$(RUN).json: $(STAMP)
+	$(PY) -m train ppo-420 --overwrite $(ARGS)
+
+retrain: $(STAMP)
+	$(PY) -m train ppo-420 --overwrite $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest $(ARGS)
+
+clean-venv:
+	rm -rf $(VENV)
