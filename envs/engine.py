@@ -24,6 +24,7 @@ matches and the terminal game all use it.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable, Optional, Protocol, Sequence
 
 import numpy as np
@@ -62,6 +63,35 @@ class Codec(Protocol):
     def legal_mask(self, actions: Sequence[int]) -> np.ndarray: ...
 
     def mask(self, game: Any) -> np.ndarray: ...
+
+
+class TableGame:
+    """What every engine's state shares once the rules have said who left and who lost.
+
+    A subclass keeps ``n_players``, ``dice``, ``winners`` (the seats that have left
+    the table as winners, first to last), ``loser`` (``None`` until the end) and
+    ``is_over``.
+    """
+
+    n_players: int
+    winners: list[int]
+    loser: Optional[int]
+
+    def returns(self) -> list[float]:
+        """+1 for every seat that did not lose, -1 for the loser; 0 each before the end."""
+        if not self.is_over:
+            return [0.0] * self.n_players
+        return [-1.0 if seat == self.loser else 1.0 for seat in range(self.n_players)]
+
+    def outcome(self, seat: int) -> Optional[float]:
+        """+1 once ``seat`` has left as a winner (it cannot lose), -1 if it lost, None while open."""
+        if seat in self.winners:
+            return 1.0
+        return -1.0 if self.loser == seat else None
+
+    def clone(self, dice: Any = None):
+        """An independent copy; it shares only the dice source, or uses ``dice`` instead."""
+        return copy.deepcopy(self, {id(self.dice): dice if dice is not None else self.dice})
 
 
 EventHook = Callable[[dict], None]

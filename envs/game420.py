@@ -13,7 +13,6 @@ lets a learner share what it learns across hands.
 
 from __future__ import annotations
 
-import copy
 import itertools
 from collections import Counter
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from functools import lru_cache
 from typing import Iterable, Optional, Sequence
 
 from envs.dice import DiceSource, RandomDice
-from envs.engine import IllegalAction, check_action
+from envs.engine import IllegalAction, TableGame, check_action
 
 Hand = tuple[int, int, int, int]
 Keep = tuple[int, ...]
@@ -156,7 +155,7 @@ class Turn:
     won: bool
 
 
-class Game420:
+class Game420(TableGame):
     """A game of 420 among ``n_players`` (R1-R7), as a state machine that stops
     only where the player to move has a real choice (``envs.engine``).
 
@@ -228,21 +227,10 @@ class Game420:
         hand = self.hands[seat]  # canonical already
         return [REROLL_ALL] if hand is None else list(_legal_keeps(hand))
 
-    def returns(self) -> list[float]:
-        """+1 for every seat that did not lose, -1 for the loser; 0 each before the end."""
-        if not self.is_over:
-            return [0.0] * self.n_players
-        return [-1.0 if seat == self.loser else 1.0 for seat in range(self.n_players)]
-
-    def outcome(self, seat: int) -> float | None:
-        """+1 once ``seat`` has made 20 (it cannot lose), -1 if it lost, None while open."""
-        if seat in self.finish_order:
-            return 1.0
-        return -1.0 if self.loser == seat else None
-
-    def clone(self, dice: DiceSource | None = None) -> "Game420":
-        """An independent copy; it shares only the dice source, or uses ``dice`` instead."""
-        return copy.deepcopy(self, {id(self.dice): dice if dice is not None else self.dice})
+    @property
+    def winners(self) -> list[int]:
+        """The seats that made 20 and left the table (``finish_order``)."""
+        return self.finish_order
 
     # --- moves -------------------------------------------------------------
     def apply(self, action: int) -> None:

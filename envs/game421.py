@@ -12,13 +12,12 @@ same thing in every hand, which is what lets a learner generalize across hands.
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from itertools import combinations_with_replacement
 from typing import Iterable, NamedTuple
 
 from envs.dice import DiceSource, RandomDice
-from envs.engine import IllegalAction, check_action
+from envs.engine import IllegalAction, TableGame, check_action
 
 # ---------------------------------------------------------------- H1: hands
 
@@ -157,7 +156,7 @@ CHARGE, DISCHARGE, OVER = "charge", "discharge", "over"
 MAX_ROLLS = 3
 
 
-class Game421:
+class Game421(TableGame):
     """A game of 421 as a state machine that stops only at a player's choice.
 
     The constructor plays the whole charge phase (it has no decisions) and the
@@ -236,22 +235,6 @@ class Game421:
         else:
             self._roll(keep_for_action(action))
         self._play_forced_turns()
-
-    def returns(self) -> list[float]:
-        """+1 for every seat that did not lose, -1 for the loser; 0 each before the end."""
-        if not self.is_over:
-            return [0.0] * self.n_players
-        return [-1.0 if seat == self.loser else 1.0 for seat in range(self.n_players)]
-
-    def outcome(self, seat: int) -> float | None:
-        """+1 once ``seat`` has left with no tokens (a winner), -1 if it lost, None while open."""
-        if seat in self.winners:
-            return 1.0
-        return -1.0 if self.loser == seat else None
-
-    def clone(self, dice: DiceSource | None = None) -> "Game421":
-        """An independent copy; it shares only the dice source, or uses ``dice`` instead."""
-        return copy.deepcopy(self, {id(self.dice): dice if dice is not None else self.dice})
 
     # ------------------------------------------------------------ H2: charge
 
