@@ -20,7 +20,7 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet $(TORCH_SOURCE) -e ".[dev]"
+	$(PY) -m pip install --quiet $(TORCH_SOURCE) -e ".[dev,web]"
 	$(PY) -c "import torch; print('installed; torch', torch.__version__)"
 	touch $@
 

@@ -1,0 +1,464 @@
+"""The web table: a FastAPI app serving the page (``static/``) and a JSON API under ``/api/``.
+
+=======================================  ==============================================
+``GET  /api/setup``                      the games, their bots by table size, options
+``POST /api/games``                      start a game: game, players, bots, seat, seed,
+                                         options, player -> id and state (201)
+``GET  /api/games/{id}``                 its state: table, whose turn, legal moves,
+                                         every choice of dice (with the reason it is
+                                         refused), the narration so far, the result
+``POST /api/games/{id}/moves``           play a move: ``action`` (an index), or
+                                         ``reroll`` / ``keep`` (dice values), or
+                                         ``stop``; optional ``turn`` -> the new steps
+                                         (one per event, with its text) and state
+``GET  /api/games/{id}/coach``           exact values of the position's moves and a
+                                         review of the person's moves (two players)
+``GET  /api/records``                    a person's record against each bot line-up
+``GET  /api/records/{id}``               one game's record (seed, actions, dice, events)
+=======================================  ==============================================
+
+FastAPI documents it at ``/docs`` (OpenAPI at ``/openapi.json``).
+
+Every error is a JSON ``{"error": message}`` with a 4xx status: 400 for a body
+that is not valid JSON, 404 for an unknown game, 409 for a move out of turn or
+after the end, 413 for a body over 64 KB (refused before it is read further),
+415 for a body sent as anything but JSON, 422 for a move the rules forbid (the
+message is the rule, in the terminal's words) or a field out of range.
+Nothing the client sends is used as a path, a shell word or a piece of SQL:
+bot names must be the registry's (never a checkpoint path), ids are checked
+against their alphabet and looked up in a dict or with a bound SQL parameter.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+import games
+from play import AgentLoadError, load_agent
+from play.web import coach
+from play.web.records import Records, default_db_path
+from play.web.table import MoveError, WebGame
+
+STATIC = Path(__file__).resolve().parent / "static"
+MAX_BODY = 64 * 1024
+MAX_LIVE_GAMES = 500  # games kept in memory; older ones are rebuilt from the records when asked for
+ID_RE = re.compile(r"[A-Za-z0-9_-]{16,32}")
+PLAYER_RE = re.compile(r"[\w .'-]{1,40}")
+MAX_SEED = 2**32 - 1  # as `python -m play --seed` takes, so the terminal can replay a web game
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+# ----------------------------------------------------------------------- requests
+
+
+class NewGame(BaseModel):
+    """Start a game.  ``bots``: one name (every other seat) or one per other seat, clockwise
+    from yours; ``seat``: 0-based, random when left out; ``seed``: the dice (and random bots),
+    drawn when left out; ``options``: the game's (421: ``{"pot": 15}``); ``player``: your
+    name, for your record."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"game": "420", "players": 2, "bots": ["optimal"], "seat": 0, "seed": 7, "player": "ada"}]})
+
+    game: StrictStr = Field(max_length=10)
+    players: Optional[StrictInt] = Field(None, ge=1, le=64)
+    bots: Optional[Union[StrictStr, list[StrictStr]]] = Field(None, max_length=64)
+    seat: Optional[StrictInt] = Field(None, ge=0, le=63)
+    seed: Optional[StrictInt] = Field(None, ge=0, le=MAX_SEED)
+    options: dict[StrictStr, StrictInt] = Field(default_factory=dict, max_length=8)
+    player: Optional[StrictStr] = Field(None, max_length=40)
+
+
+class Move(BaseModel):
+    """One of: ``action`` (an index from ``legal``), ``reroll`` (the dice values to reroll),
+    ``keep`` (the dice values to keep, the rest rerolled), ``stop: true`` (421's leader).
+    ``turn`` (the state's ``turn``) refuses a move sent twice or from a stale page."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"reroll": [5, 1], "turn": 0}, {"keep": [6, 6]}, {"stop": True}, {"action": 3}]})
+
+    action: Optional[StrictInt] = Field(None, ge=0, le=1000)
+    reroll: Optional[list[StrictInt]] = Field(None, max_length=8)
+    keep: Optional[list[StrictInt]] = Field(None, max_length=8)
+    stop: Optional[StrictBool] = None
+    turn: Optional[StrictInt] = Field(None, ge=0, le=1_000_000)
+
+
+# ----------------------------------------------------------------------- the store
+
+
+class Store:
+    """The games in play (in memory, most recently used last) over the records file."""
+
+    def __init__(self, records: Records, max_live: int = MAX_LIVE_GAMES):
+        self.records = records
+        self.max_live = max_live
+        self.live: OrderedDict[str, WebGame] = OrderedDict()
+        self.lock = threading.Lock()
+        self._shared: dict[tuple[str, str], Any] = {}
+        self._loading = threading.Lock()
+        self._restoring = threading.Lock()
+
+    # bots ----------------------------------------------------------------------------
+    def agent_for(self, spec: games.GameSpec):
+        def make(name: str, seed: Optional[int]):
+            if name == spec.shipped:  # a trained network: deterministic, loaded once, shared under a lock
+                with self._loading:
+                    key = (spec.name, name)
+                    if key not in self._shared:
+                        self._shared[key] = _Locked(load_agent(spec.name, name, seed, option="bots"))
+                    return self._shared[key]
+            return load_agent(spec.name, name, seed, option="bots")
+        return make
+
+    # games ---------------------------------------------------------------------------
+    def new(self, spec: games.GameSpec, player: str, bots: list[str], seat: int, seed: int, options: dict) -> WebGame:
+        game_id = secrets.token_urlsafe(12)
+        web = WebGame.start(game_id, player, spec, bots, seat, seed, options, self.agent_for(spec))
+        self.records.save(web)
+        self._remember(web)
+        return web
+
+    def _remember(self, web: WebGame) -> None:
+        with self.lock:
+            self.live[web.id] = web
+            self.live.move_to_end(web.id)
+            while len(self.live) > self.max_live:
+                self.live.popitem(last=False)
+
+    def get(self, game_id: str) -> WebGame:
+        if not isinstance(game_id, str) or not ID_RE.fullmatch(game_id):
+            raise ApiError(404, "no such game: a game id is 16 letters, digits, '-' or '_'")
+        with self.lock:
+            web = self.live.get(game_id)
+            if web is not None:
+                self.live.move_to_end(game_id)
+                return web
+        with self._restoring:  # one replay per game, even when asked for twice at once
+            with self.lock:
+                web = self.live.get(game_id)
+            return web if web is not None else self.restore(game_id)
+
+    def restore(self, game_id: str) -> WebGame:
+        """A game from the records (after a restart, or evicted from memory): replayed from
+        its seed, bots and the person's moves, and checked against what was recorded."""
+        record = self.records.get(game_id)
+        if record is None:
+            raise ApiError(404, f"no such game: {game_id}")
+        spec = games.get(record["game"])
+        try:
+            web = WebGame.start(game_id, record["player"], spec, record["bots"], record["seat"], record["seed"],
+                                record["options"], self.agent_for(spec))
+            web.started = record["started"]
+            for move in record["moves"]:
+                web.play(action=move["action"])
+        except (ValueError, AgentLoadError, MoveError) as e:
+            raise ApiError(409, f"game {game_id} cannot be replayed from its record: {e}") from None
+        if web.actions != record["actions"] or len(web.steps) != record["n_events"]:
+            raise ApiError(409, f"game {game_id} cannot be replayed from its record: the bots now play differently")
+        self._remember(web)
+        return web
+
+
+class _Locked:
+    """An agent shared by several games, asked one at a time."""
+
+    def __init__(self, agent):
+        self.agent, self.name, self._lock = agent, getattr(agent, "name", "bot"), threading.Lock()
+
+    def act(self, obs, action_mask) -> int:
+        with self._lock:
+            return self.agent.act(obs, action_mask)
+
+
+# ----------------------------------------------------------------------- setup
+
+
+def _shipped_fits(spec: games.GameSpec, players: int) -> bool:
+    """Whether the shipped trained bot exists and sees a table of ``players`` as it was trained."""
+    import agents
+
+    path = agents.CHECKPOINT_DIR / f"{spec.shipped}.pt"
+    if not spec.shipped or not path.exists():
+        return False
+    try:
+        meta = json.loads(path.with_suffix(".json").read_text())
+        trained = int((meta.get("env") or {}).get("n_players", 2))
+    except (OSError, ValueError, TypeError):
+        trained = 2
+    defaults = spec.check_options({})
+    return spec.observation_bounds(players, **defaults)[2] == spec.observation_bounds(trained, **defaults)[2]
+
+
+def bots_for(spec: games.GameSpec, players: int) -> list[str]:
+    names = list(spec.bots_for(players))
+    if _shipped_fits(spec, players):
+        names.append(spec.shipped)
+    return names
+
+
+def setup() -> dict:
+    out = []
+    for name in games.names():
+        spec = games.get(name)
+        narrator = spec.narrator
+        tables = {}
+        for n in spec.players:
+            bots = bots_for(spec, n)
+            default = spec.default_bot.get(n, spec.suggested_bot)
+            tables[str(n)] = {
+                "bots": bots,
+                "default_bot": default if default in bots else spec.suggested_bot,
+                "seats": [narrator(n).seat_name(s) for s in range(n)],
+                "coach": n == 2,
+            }
+        out.append({
+            "name": name, "title": spec.title, "min_players": spec.min_players, "max_players": spec.max_players,
+            "how_to_move": spec.how_to_move, "tables": tables,
+            "options": [{"name": o.name, "default": o.default, "low": o.low, "high": o.high, "help": o.help}
+                        for o in spec.options],
+        })
+    return {"games": out, "max_coach_pot": coach.MAX_COACH_POT}
+
+
+def _check_new_game(body: NewGame) -> tuple[games.GameSpec, str, list[str], int, int, dict]:
+    try:
+        spec = games.get(body.game)
+    except ValueError as e:
+        raise ApiError(422, str(e)) from None
+    bots = [body.bots] if isinstance(body.bots, str) else body.bots
+    players = body.players
+    if players is None:
+        players = len(bots) + 1 if bots and len(bots) > 1 else spec.min_players
+    try:
+        players = spec.check_players(players)
+        options = spec.check_options(body.options)
+    except ValueError as e:
+        raise ApiError(422, str(e)) from None
+    allowed = bots_for(spec, players)
+    if not bots:
+        default = spec.default_bot.get(players, spec.suggested_bot)
+        bots = [default if default in allowed else spec.suggested_bot]
+    if len(bots) == 1:
+        bots = bots * (players - 1)
+    if len(bots) != players - 1:
+        raise ApiError(422, f"{len(bots)} bots for {players} players: give one name (every other seat) "
+                            f"or {players - 1} (one per other seat)")
+    for name in bots:
+        if name not in allowed:
+            if name in spec.two_player_bots:
+                why = f"the {name} {spec.name} bot plays two-player games only"
+            elif name == spec.shipped:
+                why = f"the trained bot {name} cannot play a table of {players} (or is not installed)"
+            else:
+                why = f"unknown bot {name[:40]!r}"
+            raise ApiError(422, f"{why}; bots for {players} players: {', '.join(allowed)}")
+        if name in spec.two_player_bots and options.get("pot", 0) > coach.MAX_COACH_POT:
+            raise ApiError(422, f"the {name} {spec.name} bot solves pots up to {coach.MAX_COACH_POT} tokens here")
+    seat = body.seat if body.seat is not None else secrets.randbelow(players)
+    if not 0 <= seat < players:
+        raise ApiError(422, f"seat must be in 0..{players - 1}, got {seat}")
+    seed = body.seed if body.seed is not None else secrets.randbelow(2**31)
+    player = (body.player or "guest").strip()
+    if not PLAYER_RE.fullmatch(player):
+        raise ApiError(422, "player: a name of 1 to 40 letters, digits, spaces, '.', \"'\", '_' or '-'")
+    return spec, player, bots, seat, seed, options
+
+
+# ----------------------------------------------------------------------- the app
+
+
+class RequestGuard:
+    """ASGI middleware in front of the app: a request body over ``limit`` bytes gets 413
+    before the app sees it, by its Content-Length or, without one, as soon as the bytes
+    read pass the limit; a body sent to the API as anything but JSON gets 415."""
+
+    def __init__(self, app, limit: int = MAX_BODY):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers") or ())
+        posting = scope.get("method") in ("POST", "PUT", "PATCH")
+        if posting and scope.get("path", "").startswith("/api/"):
+            kind = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+            if not kind.endswith(b"json"):
+                return await self._refuse(send, 415, "send the body as JSON (Content-Type: application/json)")
+        length = headers.get(b"content-length")
+        if length is not None:
+            if not length.isdigit() or int(length) > self.limit:
+                return await self._refuse(send)
+            return await self.app(scope, receive, send)
+        if not posting:
+            return await self.app(scope, receive, send)
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                return await self._refuse(send)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return await self.app(scope, replay, send)
+
+    async def _refuse(self, send, status: int = 413, message: str = ""):
+        message = message or f"request body too large: at most {self.limit // 1024} KB"
+        body = json.dumps({"error": message}).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _validation_message(exc: RequestValidationError, request: Request) -> tuple[int, str]:
+    errors = exc.errors()
+    if any("json" in str(e.get("type", "")) for e in errors):  # "json_invalid" (older: "value_error.jsondecode")
+        return 400, "the request body is not valid JSON"
+    whole_body = [e for e in errors if tuple(e.get("loc", ())) == ("body",)]
+    if whole_body:
+        kind = request.headers.get("content-type", "")
+        if not kind.split(";")[0].strip().lower().endswith("json"):
+            return 415, "send the body as JSON (Content-Type: application/json)"
+        if any(e.get("type") == "missing" for e in whole_body):
+            return 422, "the request needs a JSON object as its body"
+        return 422, "the body must be a JSON object"
+    parts = []
+    for e in errors[:5]:
+        where = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{where}: {e.get('msg', 'invalid')}")
+    return 422, "; ".join(parts)
+
+
+def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE_GAMES) -> FastAPI:
+    """The app, with its records in ``db_path`` (default: ``records.default_db_path()``)."""
+    records = Records(db_path if db_path is not None else default_db_path())
+    store = Store(records, max_live=max_live)
+    app = FastAPI(
+        title="Dice Arena: 420 and 421",
+        description="Play 420 and 421 against the project's bots, with an exact coach for two-player games. "
+                    "Every error is `{\"error\": message}` with a 4xx status.",
+        version="1",
+    )
+    app.state.store = store
+    app.add_middleware(RequestGuard)
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError):
+        return _error(exc.status, exc.message)
+
+    @app.exception_handler(MoveError)
+    async def move_error(request: Request, exc: MoveError):
+        return _error(exc.status, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError):
+        return _error(*_validation_message(exc, request))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        return _error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def crash(request: Request, exc: Exception):  # a bug: say so without a traceback
+        return _error(500, f"internal error ({type(exc).__name__})")
+
+    @app.get("/", include_in_schema=False)
+    def index():
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/api/setup", summary="The games, their bots by table size, and options")
+    def get_setup():
+        return setup()
+
+    @app.post("/api/games", status_code=201, summary="Start a game")
+    def new_game(body: NewGame):
+        spec, player, bots, seat, seed, options = _check_new_game(body)
+        try:
+            web = store.new(spec, player, bots, seat, seed, options)
+        except AgentLoadError as e:
+            raise ApiError(422, str(e)) from None
+        with web.lock:
+            return {"id": web.id, "state": web.state(), "steps": web.steps}
+
+    @app.get("/api/games/{game_id}", summary="A game's state, with the narration so far")
+    def get_game(game_id: str):
+        web = store.get(game_id)
+        with web.lock:
+            return {"id": web.id, "state": web.state()}
+
+    @app.post("/api/games/{game_id}/moves", summary="Play your move; returns what happened, step by step")
+    def play_move(game_id: str, body: Move):
+        given = [k for k in ("action", "reroll", "keep") if getattr(body, k) is not None] + (["stop"] if body.stop else [])
+        if len(given) != 1:
+            raise ApiError(422, "give exactly one of action, reroll, keep or stop: true")
+        for values in (body.reroll, body.keep):
+            if values is not None and any(not 1 <= v <= 6 for v in values):
+                raise ApiError(422, "dice show 1 to 6")
+        web = store.get(game_id)
+        with web.lock:
+            steps = web.play(action=body.action, reroll=body.reroll, keep=body.keep, stop=bool(body.stop),
+                             turn=body.turn)
+            store.records.save(web)
+            return {"id": web.id, "steps": steps, "state": web.state(log=False)}
+
+    @app.get("/api/games/{game_id}/coach", summary="Exact win probability of each move (two-player games)")
+    def get_coach(game_id: str):
+        web = store.get(game_id)
+        with web.lock:
+            return web.coach()
+
+    @app.get("/api/records", summary="A person's record against each line-up of bots")
+    def get_records(player: Optional[str] = Query(None, max_length=40)):
+        if player is not None and not PLAYER_RE.fullmatch(player):
+            raise ApiError(422, "player: a name of 1 to 40 letters, digits, spaces, '.', \"'\", '_' or '-'")
+        return store.records.summary(player)
+
+    @app.get("/api/records/{game_id}", summary="One game's full record: seed, seats, every action and die")
+    def get_record(game_id: str):
+        if not ID_RE.fullmatch(game_id):
+            raise ApiError(404, "no such game: a game id is 16 letters, digits, '-' or '_'")
+        record = store.records.get(game_id)
+        if record is None:
+            raise ApiError(404, f"no such game: {game_id}")
+        return record
+
+    return app

@@ -1,0 +1,678 @@
+// Dice Arena: the page over the JSON API of play/web/app.py.  No build step, no libraries.
+// Every game text on this page is the server's (the narrator's lines, the engine's and the
+// terminal's reasons); the page only draws dice, tables and buttons around them.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+const DELAY = params.has("delay") ? Math.max(0, Number(params.get("delay")) || 0) : 450;
+const CHARGE_DELAY = Math.min(DELAY, 140);
+const NAME_RE = /^[\p{L}\p{N}_ .'-]{1,40}$/u;
+
+let SETUP = null;       // GET /api/setup
+let choice = { game: null };
+let state = null;       // the last state from the server
+let gameId = null;
+let selected = new Set(); // indices of the person's dice clicked
+let mode = "reroll";    // what a click marks: "reroll" or "keep"
+let busy = false;       // a move is on its way or being revealed
+let skipping = false;
+let coachOn = false;
+let coachData = null;
+
+// ------------------------------------------------------------------ helpers
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+const PIPS = {
+  1: [[50, 50]], 2: [[27, 27], [73, 73]], 3: [[27, 27], [50, 50], [73, 73]],
+  4: [[27, 27], [73, 27], [27, 73], [73, 73]], 5: [[27, 27], [73, 27], [50, 50], [27, 73], [73, 73]],
+  6: [[27, 25], [73, 25], [27, 50], [73, 50], [27, 75], [73, 75]],
+};
+
+function die(value, size = 40, extra = "") {
+  const NS = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("viewBox", "0 0 100 100");
+  svg.setAttribute("width", size);
+  svg.setAttribute("height", size);
+  svg.setAttribute("class", "die " + extra);
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", `die showing ${value}`);
+  svg.dataset.value = value;
+  const face = document.createElementNS(NS, "rect");
+  for (const [k, v] of Object.entries({ x: 5, y: 5, width: 90, height: 90, rx: 18, class: "face" })) face.setAttribute(k, v);
+  svg.append(face);
+  for (const [cx, cy] of PIPS[value] || []) {
+    const pip = document.createElementNS(NS, "circle");
+    pip.setAttribute("cx", cx);
+    pip.setAttribute("cy", cy);
+    pip.setAttribute("r", value === 1 ? 12 : 9.5);
+    pip.setAttribute("class", value === 1 ? "pip one" : "pip");
+    svg.append(pip);
+  }
+  return svg;
+}
+
+function diceRow(values, size, cls = "") {
+  const row = el("span", { class: "dice " + cls });
+  for (const v of values || []) row.append(die(v, size));
+  return row;
+}
+
+const pct = (p) => (100 * p).toFixed(2) + " %";
+const pp = (x) => (x < 0.005 ? "0" : x.toFixed(2)) + " pp";
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const key = (dice) => [...dice].sort((a, b) => b - a).join("-");
+
+async function api(method, path, body) {
+  const opts = { method, headers: {} };
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, opts);
+  } catch (e) {
+    return { ok: false, status: 0, data: { error: "the server cannot be reached" } };
+  }
+  let data = null;
+  try { data = await res.json(); } catch (e) { data = { error: `HTTP ${res.status}` }; }
+  return { ok: res.ok, status: res.status, data };
+}
+
+function playerName() {
+  const v = $("player").value.trim();
+  return NAME_RE.test(v) ? v : "guest";
+}
+
+// ------------------------------------------------------------------ setup
+function gameSpec() { return SETUP.games.find((g) => g.name === choice.game); }
+
+function renderSetup() {
+  const spec = gameSpec();
+  const seg = $("game-choice");
+  seg.replaceChildren(...SETUP.games.map((g) => el("button", {
+    class: g.name === choice.game ? "on" : "", role: "radio", "aria-checked": String(g.name === choice.game),
+    "data-game": g.name, onclick: () => { choice = { game: g.name }; renderSetup(); },
+  }, g.name)));
+  $("game-title").textContent = spec.title;
+  const players = $("players");
+  const n = choice.players || spec.min_players;
+  players.replaceChildren(...Object.keys(spec.tables).map((k) => el("option", { value: k, selected: Number(k) === n }, k)));
+  const table = spec.tables[String(n)];
+  const seat = $("seat");
+  const seatValue = choice.seat ?? "random";
+  seat.replaceChildren(el("option", { value: "random" }, "random"),
+    ...table.seats.map((name, i) => el("option", { value: String(i) }, `${name}${i === 0 ? " (moves first)" : ""}`)));
+  seat.value = String(seatValue) in table.seats ? String(seatValue) : "random";
+  if (!(Number(seat.value) < n)) seat.value = "random";
+  // one select per other seat, clockwise from the person's
+  const bots = $("bots");
+  const me = seat.value === "random" ? null : Number(seat.value);
+  choice.bots = (choice.bots || []).slice(0, n - 1);
+  bots.replaceChildren(...Array.from({ length: n - 1 }, (_, i) => {
+    const label = me === null ? `opponent ${i + 1}` : table.seats[(me + 1 + i) % n];
+    const current = choice.bots[i] && table.bots.includes(choice.bots[i]) ? choice.bots[i] : table.default_bot;
+    choice.bots[i] = current;
+    const sel = el("select", { "data-i": i, "aria-label": `bot at ${label}`,
+      onchange: (e) => { choice.bots[i] = e.target.value; } },
+      ...table.bots.map((b) => el("option", { value: b, selected: b === current }, b)));
+    return el("label", { class: "bot" }, el("span", { class: "muted" }, label), sel);
+  }));
+  const opts = $("options-row");
+  opts.replaceChildren(...spec.options.flatMap((o) => [el("label", { class: "label", for: "opt-" + o.name },
+    o.name[0].toUpperCase() + o.name.slice(1)),
+    el("input", { type: "number", id: "opt-" + o.name, min: o.low, max: o.high, value: choice[o.name] ?? o.default,
+      class: "narrow", title: o.help, oninput: (e) => { choice[o.name] = e.target.value; } }),
+    el("span", { class: "muted" }, `${o.help} (${o.low} to ${o.high})`)]));
+  opts.classList.toggle("hidden", spec.options.length === 0);
+}
+
+function readSetup() {
+  const spec = gameSpec();
+  const n = Number($("players").value);
+  const body = { game: spec.name, players: n, bots: choice.bots.slice(0, n - 1), player: playerName() };
+  if ($("seat").value !== "random") body.seat = Number($("seat").value);
+  const seed = $("seed").value.trim();
+  if (seed !== "") body.seed = Number(seed);
+  body.options = {};
+  for (const o of spec.options) body.options[o.name] = Number($("opt-" + o.name).value);
+  return body;
+}
+
+async function startGame() {
+  $("setup-error").textContent = "";
+  const res = await api("POST", "/api/games", readSetup());
+  if (!res.ok) { $("setup-error").textContent = res.data.error; return; }
+  gameId = res.data.id;
+  history.replaceState(null, "", "#" + gameId);
+  coachData = null;
+  showGame(true);
+  clearLog();
+  state = res.data.state;
+  selected.clear();
+  renderFrame(state, true);
+  await reveal(res.data.steps, state, blankView(state));
+  render(state);
+}
+
+// ------------------------------------------------------------------ the game
+function showGame(on) {
+  $("setup").classList.toggle("hidden", on);
+  $("game").classList.toggle("hidden", !on);
+  $("log-card").classList.toggle("hidden", !on);
+  $("coach-card").classList.toggle("hidden", !on);
+}
+
+function clearLog() { $("log").replaceChildren(); }
+
+function logLine(text, cls = "") {
+  const log = $("log");
+  log.append(el("li", { class: cls }, text)); // the narrator's line as the terminal prints it
+  log.scrollTop = log.scrollHeight;
+}
+
+// The table as drawn: seat cards from a "view" (the state's table, changed step by step
+// while the bots' moves are revealed).
+function seatCards(st, view) {
+  const cards = [];
+  for (const s of st.seats) {
+    const t = view.seats[s.seat];
+    const toMove = view.to_move === s.seat;
+    const classes = ["seat", s.you ? "you" : "", toMove ? "moving" : "", t.status === "loses" ? "lost" : "",
+      /made 20|winner/.test(t.status) ? "won" : ""].join(" ");
+    const head = el("div", { class: "seat-head" },
+      el("span", { class: "seat-name" }, s.name),
+      el("span", { class: "seat-label" }, s.you ? "you" : s.bot),
+      view.kind === "421" && t.leader ? el("span", { class: "badge lead" }, "leads") : null);
+    const body = el("div", { class: "seat-body" });
+    if (view.kind === "420") {
+      body.append(t.hand ? diceRow(t.hand, 34) : el("span", { class: "muted" }, "not rolled"));
+      body.append(el("span", { class: "total" + (t.total === view.target ? " twenty" : t.total > view.target ? " over" : "") },
+        t.total === null || t.total === undefined ? "" : String(t.total)));
+    } else {
+      const hand = view.current && view.current[s.seat];
+      body.append(hand ? diceRow(hand, 30) : el("span", { class: "muted small" }, "—"));
+      body.append(el("span", { class: "tokens", title: `${t.tokens} tokens` },
+        el("span", { class: "chip" }), String(t.tokens)));
+    }
+    const status = t.status === "in" ? "" : t.status;
+    cards.push(el("div", { class: classes, "data-seat": s.seat }, head, body,
+      el("div", { class: "seat-status" }, status)));
+  }
+  return cards;
+}
+
+function currentDice421(round) {
+  const cur = {};
+  if (!round) return cur;
+  for (const e of round.entries) if (e.seat !== null && e.hand) cur[e.seat] = e.hand;
+  return cur;
+}
+
+function viewOf(st) {
+  const view = JSON.parse(JSON.stringify(st.table));
+  view.to_move = st.to_move;
+  if (view.kind === "421") view.current = currentDice421(view.round);
+  return view;
+}
+
+function drawTable(st, view) {
+  const table = $("table");
+  table.className = "table n" + st.players;
+  const cards = seatCards(st, view);
+  if (view.kind === "421") {
+    cards.unshift(el("div", { class: "pot" }, el("span", { class: "muted" }, "pot"),
+      el("span", { class: "pot-count" }, String(view.pot)), el("span", { class: "muted small" }, `of ${view.initial_pot}`)));
+  }
+  table.replaceChildren(...cards);
+  drawRound(view);
+}
+
+function roundBlock(round, title) {
+  const box = el("div", { class: "round-box" }, el("div", { class: "round-title" }, title || round.title || ""));
+  const list = el("ul", { class: "round-entries" });
+  for (const e of round.entries) {
+    if (e.kind === "turn_end" && !e.text) continue;
+    list.append(el("li", { class: "entry " + e.kind },
+      e.hand && e.kind !== "turn_end" && e.kind !== "stop" ? diceRow(e.hand, 20) : null,
+      el("span", {}, (e.text || "").trim())));
+  }
+  box.append(list);
+  return box;
+}
+
+function drawRound(view) {
+  const box = $("round");
+  if (view.kind !== "421" || !view.round) { box.classList.add("hidden"); return; }
+  box.classList.remove("hidden");
+  const parts = [roundBlock(view.round)];
+  if (view.previous_round) {
+    const summary = (view.previous_round.result || view.previous_round.title || "").split(/\n\s*Tokens:/)[0];
+    const details = el("details", { class: "previous" },
+      el("summary", {}, "Previous round: " + summary.replace(/\s+/g, " ").replace(/^\s*->\s*/, "").trim()));
+    details.append(roundBlock(view.previous_round));
+    parts.push(details);
+  }
+  box.replaceChildren(...parts);
+}
+
+// One event applied to the view while revealing (the server's state replaces it at the end).
+function applyStep(view, ev, text) {
+  const t = ev.type;
+  if (view.kind === "420") {
+    if (t === "roll") {
+      view.seats[ev.seat].hand = ev.hand;
+      view.seats[ev.seat].total = ev.hand.reduce((a, b) => a + b, 0);
+      view.to_move = ev.seat;
+    } else if (t === "round") {
+      for (const s of view.seats) { s.hand = null; s.total = null; }
+    } else if (t === "round_won") {
+      view.seats[ev.seat].status = `made 20, place ${ev.place}`;
+    }
+    return ev.seat;
+  }
+  if (t === "round") {
+    view.previous_round = view.round;
+    view.round = { phase: ev.phase, order: ev.order, leader: ev.leader ?? null, title: text, entries: [], result: null };
+    view.current = {};
+    for (const s of view.seats) s.leader = ev.leader === s.seat;
+    return null;
+  }
+  if (!view.round) return null;
+  if (["roll", "reroll", "rampo_roll", "stop", "turn_end"].includes(t)) {
+    view.round.entries.push({ seat: ev.seat, kind: t, hand: ev.hand, keep: ev.keep, text });
+    if (ev.hand) view.current[ev.seat] = ev.hand;
+    view.to_move = ev.seat;
+    return ev.seat;
+  }
+  if (text) view.round.entries.push({ seat: null, kind: t, hand: null, keep: null, text });
+  if (t === "take" || t === "give") {
+    view.round.result = text;
+    ev.tokens.forEach((n, s) => { view.seats[s].tokens = n; });
+    if (t === "take") view.pot = ev.pot;
+  }
+  if (t === "leave") view.seats[ev.seat].status = "out, a winner";
+  return null;
+}
+
+async function reveal(steps, finalState, view) {
+  if (!steps || !steps.length) return;
+  busy = true;
+  skipping = DELAY === 0;
+  $("skip").classList.toggle("hidden", DELAY === 0);
+  setTurnEnabled(false);
+  for (const step of steps) {
+    const seat = applyStep(view, step.event, step.text);
+    if (!step.text) continue;
+    logLine(step.text, step.event.type);
+    if (!skipping) {
+      drawTable(finalState, view);
+      if (seat !== null && seat !== undefined) {
+        const card = document.querySelector(`.seat[data-seat="${seat}"] .dice`);
+        if (card) card.classList.add("rolling");
+      }
+      await sleep(step.event.phase === "charge" ? CHARGE_DELAY : DELAY);
+    }
+  }
+  $("skip").classList.add("hidden");
+  busy = false;
+}
+
+// What the table looked like before the steps of a response (the log is rebuilt from scratch).
+function renderFrame(st, fresh) {
+  const meta = [`seed ${st.seed}`, ...Object.entries(st.options).map(([k, v]) => `${k} ${v}`)];
+  $("game-name").textContent = `${st.game} · ${st.players} players · you are ${st.seats[st.seat].name}`;
+  $("game-meta").textContent = meta.join(" · ");
+  if (fresh) drawTable(st, blankView(st));
+  $("result").classList.add("hidden");
+  $("turn").classList.add("hidden");
+  setTurnEnabled(false);
+}
+
+// The table before anything was rolled (the steps of a new game are revealed onto it).
+function blankView(st) {
+  const view = viewOf(st);
+  if (view.kind === "420") for (const s of view.seats) { s.hand = null; s.total = null; s.status = "in"; }
+  else {
+    view.round = null; view.previous_round = null; view.current = {}; view.pot = view.initial_pot;
+    for (const s of view.seats) { s.tokens = 0; s.leader = false; s.status = "in"; }
+  }
+  view.to_move = null;
+  return view;
+}
+
+function render(st) {
+  state = st;
+  const view = viewOf(st);
+  drawTable(st, view);
+  $("game-name").textContent = `${st.game} · ${st.players} players · you are ${st.seats[st.seat].name}`;
+  const result = $("result");
+  if (st.over) {
+    result.className = "result " + (st.outcome > 0 ? "win" : "lose");
+    result.replaceChildren(el("strong", {}, st.outcome > 0 ? "You win!" : "You lose."), el("span", {}, st.result));
+  } else {
+    result.className = "result hidden";
+  }
+  drawTurn(st);
+  drawCoachCard(st);
+  if (st.over) loadRecords();
+}
+
+function setTurnEnabled(on) {
+  $("turn").classList.toggle("waiting-bots", !on);
+}
+
+function drawTurn(st) {
+  const turn = $("turn");
+  $("move-error").textContent = "";
+  $("stop-why").textContent = "";
+  if (!st.waiting) {
+    turn.classList.add("hidden");
+    return;
+  }
+  turn.classList.remove("hidden");
+  setTurnEnabled(true);
+  const t = st.table;
+  let title;
+  if (t.kind === "420") title = `Your turn: ${key(st.hand)} (${st.hand.reduce((a, b) => a + b, 0)}). Click the dice to reroll.`;
+  else if (t.leader === st.seat) title = `Your turn: you lead, roll ${t.rolls_used} of at most ${t.rolls_allowed}.`;
+  else title = `Your turn: roll ${t.rolls_used} of ${t.rolls_allowed} (the leader made ${t.rolls_allowed}).`;
+  $("turn-title").textContent = title;
+  $("mode").classList.remove("hidden");
+  for (const b of $("mode").querySelectorAll("button")) b.classList.toggle("on", b.dataset.mode === mode);
+  const dice = $("my-dice");
+  dice.replaceChildren(...st.hand.map((v, i) => {
+    const picked = selected.has(i);
+    const rerolled = mode === "reroll" ? picked : !picked;
+    const b = el("button", { class: "my-die" + (rerolled ? " reroll" : " kept"), "data-i": i, "data-value": v,
+      "aria-pressed": String(picked), title: rerolled ? "rerolled" : "kept", onclick: () => toggleDie(i) },
+      die(v, 64), el("span", { class: "tag" }, rerolled ? "reroll" : "keep"));
+    return b;
+  }));
+  const stop = $("stop");
+  stop.classList.toggle("hidden", !st.has_stop);
+  if (st.stop) {
+    stop.classList.toggle("blocked", !st.stop.ok);
+    stop.setAttribute("aria-disabled", String(!st.stop.ok));
+    stop.title = st.stop.ok ? st.stop.text : st.stop.why;
+    stop.textContent = st.stop.ok ? `Stop with ${key(st.hand)}` : "Stop";
+  }
+  const legal = $("legal");
+  const moves = st.legal.filter((m) => !(st.stop && st.stop.ok && m.action === st.stop.action));
+  legal.replaceChildren(el("span", { class: "muted" }, "Legal moves: "),
+    ...moves.map((m) => el("button", { class: "chip-move", "data-action": m.action, onclick: () => pickAction(m.action) }, m.text)));
+  drawChoice();
+}
+
+function rerollDice() {
+  const hand = state.hand;
+  const picked = hand.filter((_, i) => selected.has(i));
+  const rest = hand.filter((_, i) => !selected.has(i));
+  return mode === "reroll" ? picked : rest;
+}
+
+function currentChoice() {
+  return state && state.waiting ? state.choices[key(rerollDice())] : null;
+}
+
+function drawChoice() {
+  const c = currentChoice();
+  const box = $("choice");
+  const roll = $("roll");
+  const reroll = rerollDice();
+  if (!c) { box.textContent = ""; return; }
+  box.className = "choice " + (c.ok ? "ok" : "bad");
+  box.textContent = c.ok ? "✓ " + c.text : "✗ " + c.why;
+  roll.textContent = reroll.length ? `Reroll ${key(reroll)}` : "Reroll";
+  roll.classList.toggle("blocked", !c.ok);
+  roll.setAttribute("aria-disabled", String(!c.ok));
+  for (const b of document.querySelectorAll(".chip-move")) b.classList.toggle("on", c.ok && Number(b.dataset.action) === c.action);
+  highlightCoach();
+}
+
+function toggleDie(i) {
+  if (busy) return;
+  if (selected.has(i)) selected.delete(i); else selected.add(i);
+  drawTurn(state);
+}
+
+function pickAction(action) {
+  // select the dice of the move: the dice it rerolls (or keeps, in keep mode)
+  const k = Object.keys(state.choices).find((k) => state.choices[k].ok && state.choices[k].action === action);
+  if (k === undefined) return;
+  const reroll = k === "" ? [] : k.split("-").map(Number);
+  const want = [...reroll];
+  const marks = new Set();
+  state.hand.forEach((v, i) => { const j = want.indexOf(v); if (j >= 0) { want.splice(j, 1); marks.add(i); } });
+  selected = mode === "reroll" ? marks : new Set(state.hand.map((_, i) => i).filter((i) => !marks.has(i)));
+  drawTurn(state);
+}
+
+async function sendMove(body) {
+  if (busy) return;
+  busy = true;
+  $("move-error").textContent = "";
+  body.turn = state.turn;
+  const before = viewOf(state);
+  const res = await api("POST", `/api/games/${gameId}/moves`, body);
+  busy = false;
+  if (!res.ok) {
+    $("move-error").textContent = res.data.error;
+    const again = await api("GET", `/api/games/${gameId}`);
+    if (again.ok) render(again.data.state);
+    return;
+  }
+  selected.clear();
+  $("turn").classList.add("hidden");
+  await reveal(res.data.steps, res.data.state, before);
+  render(res.data.state);
+  if (coachOn || res.data.state.over) await loadCoach();
+}
+
+function onRoll() {
+  const c = currentChoice();
+  if (!c || !c.ok) {
+    flash($("choice"));
+    return; // an illegal choice is never sent: the line above says why
+  }
+  sendMove({ reroll: rerollDice() });
+}
+
+function onStop() {
+  if (!state.stop) return;
+  if (!state.stop.ok) {
+    $("stop-why").textContent = state.stop.why;
+    flash($("stop-why"));
+    return;
+  }
+  sendMove({ stop: true });
+}
+
+function flash(node) {
+  node.classList.remove("flash");
+  void node.offsetWidth;
+  node.classList.add("flash");
+}
+
+// ------------------------------------------------------------------ the coach
+function drawCoachCard(st) {
+  $("coach-card").classList.remove("hidden");
+  const none = $("coach-none");
+  if (!st.coach) {
+    none.classList.remove("hidden");
+    none.textContent = "No coach for this table: " + st.coach_why_not + ".";
+    $("ask-coach").classList.add("hidden");
+    $("coach-position").replaceChildren();
+    $("coach-review").replaceChildren();
+    $("coach-note").textContent = "";
+    return;
+  }
+  none.classList.add("hidden");
+  $("ask-coach").classList.remove("hidden");
+  $("ask-coach").textContent = coachOn ? "Hide the coach" : "Ask the coach";
+  if (!coachOn && !st.over) { $("coach-position").replaceChildren(); if (!st.over) $("coach-review").replaceChildren(); }
+  if (coachOn && coachData) drawCoach(coachData);
+}
+
+async function loadCoach() {
+  if (!state || !state.coach) return;
+  const res = await api("GET", `/api/games/${gameId}/coach`);
+  if (!res.ok) { $("coach-note").textContent = res.data.error; return; }
+  coachData = res.data;
+  drawCoach(coachData);
+}
+
+function drawCoach(data) {
+  const pos = $("coach-position");
+  pos.replaceChildren();
+  const current = state && data.turn === state.turn; // advice for an earlier position is not shown
+  pos.dataset.turn = current ? String(data.turn) : "";
+  if (data.position && coachOn && current) {
+    const p = data.position;
+    pos.append(el("p", { class: "coach-value" }, "Your chance to win from here: ", el("strong", {}, pct(p.value))),
+      el("p", { class: "muted small" }, p.position));
+    const table = el("table", { class: "coach-table" },
+      el("thead", {}, el("tr", {}, el("th", {}, "move"), el("th", {}, "win"), el("th", {}, "cost"))));
+    const tbody = el("tbody");
+    for (const m of p.moves) {
+      tbody.append(el("tr", { class: m.best ? "best" : "", "data-action": m.action },
+        el("td", {}, (m.best ? "★ " : "") + m.text), el("td", {}, pct(m.p)), el("td", {}, m.best ? "best" : pp(m.cost_pp))));
+    }
+    table.append(tbody);
+    pos.append(table);
+  }
+  const rev = $("coach-review");
+  rev.replaceChildren();
+  rev.dataset.turn = current ? String(data.turn) : "";
+  if (data.review.length && (coachOn || state.over) && current) {
+    rev.append(el("h3", {}, state.over ? "Review of your moves" : "Your moves so far"));
+    const table = el("table", { class: "coach-table review" },
+      el("thead", {}, el("tr", {}, el("th", {}, "#"), el("th", {}, "you played"), el("th", {}, "best"), el("th", {}, "cost"))));
+    const tbody = el("tbody");
+    for (const r of data.review) {
+      tbody.append(el("tr", { class: r.cost_pp > 0.005 ? "mistake" : "good" },
+        el("td", {}, String(r.move)),
+        el("td", {}, r.made.text, el("br"), el("span", { class: "muted small" }, pct(r.made.p))),
+        el("td", {}, r.best.action === r.made.action ? "✓ same" : r.best.text, el("br"),
+          el("span", { class: "muted small" }, pct(r.best.p))),
+        el("td", {}, pp(r.cost_pp))));
+    }
+    table.append(tbody);
+    rev.append(table, el("p", { class: "small" },
+      `${data.mistakes} of ${data.review.length} moves below the best; total cost ${pp(data.total_cost_pp)}.`));
+  }
+  $("coach-note").textContent = data.note || "";
+  highlightCoach();
+}
+
+function highlightCoach() {
+  const c = currentChoice();
+  for (const row of document.querySelectorAll("#coach-position tr[data-action]")) {
+    row.classList.toggle("chosen", !!(c && c.ok && Number(row.dataset.action) === c.action));
+  }
+}
+
+// ------------------------------------------------------------------ records
+async function loadRecords() {
+  const res = await api("GET", "/api/records?player=" + encodeURIComponent(playerName()));
+  const box = $("records");
+  if (!res.ok) { box.textContent = res.data.error; return; }
+  const data = res.data;
+  if (!data.records.length) {
+    box.replaceChildren(el("p", { class: "muted" }, `No finished games yet for ${data.player}.`));
+    return;
+  }
+  const table = el("table", { class: "records" }, el("thead", {}, el("tr", {},
+    el("th", {}, "game"), el("th", {}, "against"), el("th", {}, "won"), el("th", {}, "lost"), el("th", {}, ""))));
+  const tbody = el("tbody");
+  for (const r of data.records) {
+    const share = r.games ? r.wins / r.games : 0;
+    tbody.append(el("tr", {},
+      el("td", {}, `${r.game} (${r.players})`), el("td", {}, r.opponents),
+      el("td", {}, String(r.wins)), el("td", {}, String(r.losses)),
+      el("td", {}, el("span", { class: "bar" }, el("span", { style: `width:${Math.round(100 * share)}%` })))));
+  }
+  table.append(tbody);
+  const recent = el("ul", { class: "recent" });
+  for (const g of data.recent.slice(0, 5)) {
+    recent.append(el("li", {}, el("span", { class: g.outcome > 0 ? "won" : "lost" }, g.outcome > 0 ? "won" : "lost"),
+      ` ${g.game} vs ${g.opponents} · seed ${g.seed}`));
+  }
+  box.replaceChildren(el("p", { class: "muted small" }, `${data.player}: a win is not losing.`), table,
+    el("h3", {}, "Recent games"), recent);
+}
+
+// ------------------------------------------------------------------ start
+async function resume(id) {
+  const res = await api("GET", `/api/games/${id}`);
+  if (!res.ok) { history.replaceState(null, "", location.pathname + location.search); return false; }
+  gameId = id;
+  showGame(true);
+  clearLog();
+  for (const line of res.data.state.log) logLine(line);
+  render(res.data.state);
+  return true;
+}
+
+async function main() {
+  const saved = localStorage.getItem("dice-arena-player");
+  $("player").value = saved && NAME_RE.test(saved) ? saved : "guest";
+  $("player").addEventListener("change", () => {
+    const ok = NAME_RE.test($("player").value.trim());
+    $("player").classList.toggle("invalid", !ok);
+    if (ok) { localStorage.setItem("dice-arena-player", $("player").value.trim()); loadRecords(); }
+  });
+  const res = await api("GET", "/api/setup");
+  SETUP = res.data;
+  choice = { game: SETUP.games[0].name };
+  renderSetup();
+  $("players").addEventListener("change", (e) => { choice.players = Number(e.target.value); renderSetup(); });
+  $("seat").addEventListener("change", (e) => { choice.seat = e.target.value; renderSetup(); });
+  $("start").addEventListener("click", startGame);
+  $("new-game").addEventListener("click", () => {
+    history.replaceState(null, "", location.pathname + location.search);
+    state = null; gameId = null; coachData = null;
+    showGame(false);
+    renderSetup();
+  });
+  $("roll").addEventListener("click", onRoll);
+  $("stop").addEventListener("click", onStop);
+  $("skip").addEventListener("click", () => { skipping = true; });
+  for (const b of $("mode").querySelectorAll("button")) {
+    b.addEventListener("click", () => {
+      if (b.dataset.mode === mode) return;
+      mode = b.dataset.mode;
+      // keep the same dice marked as before: flip the selection
+      selected = new Set(state.hand.map((_, i) => i).filter((i) => !selected.has(i)));
+      drawTurn(state);
+    });
+  }
+  $("ask-coach").addEventListener("click", async () => {
+    coachOn = !coachOn;
+    drawCoachCard(state);
+    if (coachOn) await loadCoach();
+    else drawCoach(coachData || { review: [], position: null });
+  });
+  loadRecords();
+  const id = location.hash.slice(1);
+  if (id) await resume(id);
+  document.body.dataset.ready = "1";
+}
+
+main();
