@@ -59,10 +59,11 @@ def bot_table(game: str, name: str, **options):
     return solver.policy_table(make_agent(spec.name, name, seed=0), **options)
 
 
-def make_env(env_id: str = "Dice420-v0", opponent="greedy", **kwargs):
+def make_env(env_id: str = "Dice420-v0", opponent=None, **kwargs):
     """``gymnasium.make(env_id, ...)`` with opponents given by name: a name, or a list
     of names (one per other seat), becomes agents through :func:`make_agent`.  The
-    env reseeds its opponents from its own generator at every ``reset(seed=...)``."""
+    env reseeds its opponents from its own generator at every ``reset(seed=...)``.
+    Without an opponent the env's own random legal policy plays."""
     import gymnasium as gym
 
     import envs  # noqa: F401 - registers the ids
@@ -75,5 +76,7 @@ def make_env(env_id: str = "Dice420-v0", opponent="greedy", **kwargs):
     def resolve(o):
         return make_agent(game, o) if isinstance(o, str) else o
 
+    if opponent is None:
+        return gym.make(env_id, **kwargs)
     opponent = [resolve(o) for o in opponent] if isinstance(opponent, (list, tuple)) else resolve(opponent)
     return gym.make(env_id, opponent=opponent, **kwargs)

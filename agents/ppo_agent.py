@@ -66,7 +66,7 @@ def game_spaces(game: str, env: dict[str, Any] | None = None) -> tuple[spaces.Sp
         options = dict(env or {})
         n_players = int(options.pop("n_players", 2))
         return spec.observation_space(n_players, **options), spec.action_space()
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, OverflowError) as e:
         raise CheckpointError(f"no trained-policy support for game {game!r} with {env}: {e}") from None
 
 

@@ -49,6 +49,12 @@ def observation_bounds(n_players: int = 2) -> tuple[int, int]:
     return (1 if n_players == 2 else 0), 6
 
 
+def space_bounds(n_players: int = 2) -> tuple[int, int, tuple[int, ...]]:
+    """(low, high, shape) of the observation ``Box`` at a table of ``n_players``."""
+    low, high = observation_bounds(n_players)
+    return low, high, (obs_size(n_players),)
+
+
 def _dice(hand: Optional[Sequence[int]], fill: int) -> list[int]:
     return sorted(hand) if hand is not None else [fill] * N
 

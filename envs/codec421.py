@@ -91,6 +91,12 @@ def observation_bounds(pot: int = 15) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
+def space_bounds(n_players: int = 2, pot: int = 15) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """(low, high, shape) of the observation ``Box``: the same layout for 2 and 3 players."""
+    low, high = observation_bounds(pot)
+    return low, high, (OBS_SIZE,)
+
+
 @dataclass(frozen=True)
 class OtherPlayer:
     """What the observer sees of another seat."""

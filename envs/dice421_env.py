@@ -126,11 +126,9 @@ class Dice421Env(gym.Env):
         illegal_action: str = "reroll_all",
         render_mode: Optional[str] = None,
     ):
-        if isinstance(n_players, bool) or n_players not in (2, 3):
-            raise ValueError(f"n_players must be 2 or 3, got {n_players!r}")
+        n_players = engine.check_count(n_players, g.MIN_PLAYERS, g.MAX_PLAYERS, "n_players")
         self._check_seat(agent_seat, n_players)
-        if isinstance(pot, (bool, np.bool_)) or not isinstance(pot, (int, np.integer)) or pot < 1:
-            raise ValueError(f"pot must be a positive number of tokens, got {pot!r}")
+        pot = g.check_options(pot=pot)["pot"]
         if illegal_action not in ("raise", "reroll_all"):
             raise ValueError(f"illegal_action must be 'raise' or 'reroll_all', got {illegal_action!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:

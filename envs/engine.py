@@ -94,6 +94,20 @@ class TableGame:
         return copy.deepcopy(self, {id(self.dice): dice if dice is not None else self.dice})
 
 
+def check_seat(seat: Any, n_players: int, what: str = "first_player") -> int:
+    """A seat 0..n_players-1 (an integer, not a bool), or ValueError naming ``what``."""
+    if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n_players:
+        raise ValueError(f"{what} must be a seat 0..{n_players - 1}, got {seat!r}")
+    return int(seat)
+
+
+def check_count(value: Any, low: int, high: int, what: str) -> int:
+    """A whole number in low..high (not a bool), or ValueError naming ``what``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+        raise ValueError(f"{what} must be a whole number in {low}..{high}, got {value!r}")
+    return int(value)
+
+
 EventHook = Callable[[dict], None]
 
 
@@ -106,10 +120,9 @@ def check_action(action: Any) -> int:
     return int(action)
 
 
-def act(agent: Any, game: Game, codec: Codec, seat: Optional[int] = None) -> int:
-    """Ask ``agent`` for the move of ``seat`` (the seat to move by default)."""
-    seat = game.current_player if seat is None else seat
-    return int(agent.act(codec.observe(game, seat), codec.mask(game)))
+def act(agent: Any, game: Game, codec: Codec) -> int:
+    """Ask ``agent`` for the move of the seat to move; its answer must be an integer."""
+    return check_action(agent.act(codec.observe(game, game.current_player), codec.mask(game)))
 
 
 def play_out(
@@ -118,14 +131,13 @@ def play_out(
     codec: Codec,
     on_event: Optional[EventHook] = None,
     until: Optional[Callable[[Game], bool]] = None,
-    seen: int = 0,
 ) -> Game:
     """Play ``game`` on, asking ``agents[seat]`` (anything with ``act(obs, action_mask)``)
     for each move, until the game is over or ``until(game)`` holds (checked before
-    every move).  ``on_event`` sees every event from ``game.events[seen]`` on, in
-    order, as it happens.  Returns the game.
+    every move).  ``on_event`` sees every event of the game, in order, as it
+    happens (those from before the call first).  Returns the game.
     """
-    shown = seen
+    shown = 0
 
     def flush() -> None:
         nonlocal shown

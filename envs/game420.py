@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Iterable, Optional, Sequence
 
 from envs.dice import DiceSource, RandomDice
-from envs.engine import IllegalAction, TableGame, check_action
+from envs.engine import IllegalAction, TableGame, check_action, check_seat
 
 Hand = tuple[int, int, int, int]
 Keep = tuple[int, ...]
@@ -30,7 +30,7 @@ N_DICE = 4
 TARGET = 20
 RED, BLUE = 0, 1
 SEAT_NAMES = ("Red", "Blue")
-MAX_PLAYERS = 8
+MIN_PLAYERS, MAX_PLAYERS = 2, 8
 
 
 def canonical(dice: Iterable[int]) -> tuple[int, ...]:
@@ -168,15 +168,13 @@ class Game420(TableGame):
     """
 
     def __init__(self, n_players: int = 2, dice: DiceSource | None = None, first_player: int | None = None):
-        if isinstance(n_players, bool) or not isinstance(n_players, int) or not 2 <= n_players <= MAX_PLAYERS:
-            raise ValueError(f"420 is played by 2 to {MAX_PLAYERS} players, got {n_players!r}")
+        if isinstance(n_players, bool) or not isinstance(n_players, int) or not MIN_PLAYERS <= n_players <= MAX_PLAYERS:
+            raise ValueError(f"420 is played by {MIN_PLAYERS} to {MAX_PLAYERS} players, got {n_players!r}")
         self.n_players = n_players
         self.dice = dice if dice is not None else RandomDice()
         if first_player is None:
             first_player = RED if n_players == 2 else self.dice.draw_seat(n_players)
-        if not 0 <= first_player < n_players:
-            raise ValueError(f"first_player must be in 0..{n_players - 1}, got {first_player}")
-        self.first_player = first_player
+        self.first_player = first_player = check_seat(first_player, n_players)
         self.hands: list[Optional[Hand]] = [None] * n_players
         self.remaining: list[int] = list(range(n_players))  # players still in, by seat
         self.finish_order: list[int] = []  # round winners, first to last
@@ -311,6 +309,13 @@ class Game420(TableGame):
 
     def __repr__(self) -> str:
         return f"<Game420 {self.n_players} players, to move {self.current_player}, hands {self.hands}>"
+
+
+def check_options(**options) -> dict:
+    """420 has no game options: any given is refused."""
+    if options:
+        raise ValueError(f"420 has no option {', '.join(sorted(options))}")
+    return {}
 
 
 def seat_name(seat: int, n_players: int) -> str:

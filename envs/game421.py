@@ -17,7 +17,7 @@ from itertools import combinations_with_replacement
 from typing import Iterable, NamedTuple
 
 from envs.dice import DiceSource, RandomDice
-from envs.engine import IllegalAction, TableGame, check_action
+from envs.engine import IllegalAction, TableGame, check_action, check_count, check_seat
 
 # ---------------------------------------------------------------- H1: hands
 
@@ -153,7 +153,16 @@ class _Outcome(NamedTuple):
 
 
 CHARGE, DISCHARGE, OVER = "charge", "discharge", "over"
+MIN_PLAYERS, MAX_PLAYERS = 2, 3
+MAX_POT = 100  # tokens; the exact solver's time grows with the pot (pot 50: about 40 s)
 MAX_ROLLS = 3
+
+
+def check_options(pot: int = 15, **unknown) -> dict:
+    """421's game options, checked: the pot (1..MAX_POT tokens)."""
+    if unknown:
+        raise ValueError(f"421 has no option {', '.join(sorted(unknown))} (options: pot)")
+    return {"pot": check_count(pot, 1, MAX_POT, "pot (tokens in the pot)")}
 
 
 class Game421(TableGame):
@@ -175,18 +184,15 @@ class Game421(TableGame):
         dice: DiceSource | None = None,
         first_player: int | None = None,
     ):
-        if isinstance(n_players, bool) or not isinstance(n_players, int) or n_players not in (2, 3):
-            raise ValueError(f"421 is played by 2 or 3 players, got {n_players}")
-        if pot < 1:
-            raise ValueError(f"the pot needs at least one token, got {pot}")
+        if isinstance(n_players, bool) or not isinstance(n_players, int) or not MIN_PLAYERS <= n_players <= MAX_PLAYERS:
+            raise ValueError(f"421 is played by {MIN_PLAYERS} or {MAX_PLAYERS} players, got {n_players!r}")
+        pot = check_count(pot, 1, MAX_POT, "pot (tokens in the pot)")
         self.n_players = n_players
         self.initial_pot = pot
         self.dice: DiceSource = dice if dice is not None else RandomDice()
         if first_player is None:
             first_player = self.dice.draw_seat(n_players)
-        if not 0 <= first_player < n_players:
-            raise ValueError(f"first_player must be in 0..{n_players - 1}, got {first_player}")
-        self.first_player = first_player
+        self.first_player = first_player = check_seat(first_player, n_players)
 
         self.phase = CHARGE
         self.pot = pot

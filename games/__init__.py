@@ -115,7 +115,7 @@ class GameSpec:
         import numpy as np
         from gymnasium import spaces
 
-        low, high, shape = self.observation_bounds(n_players, **self.check_options(options))
+        low, high, shape = self.observation_bounds(self.check_players(n_players), **self.check_options(options))
         return spaces.Box(low, high, shape=shape, dtype=np.int64)
 
     def action_space(self):
@@ -131,16 +131,6 @@ class GameSpec:
 
     def bots_for(self, n_players: int) -> tuple[str, ...]:
         return tuple(b for b in self.bots if n_players == 2 or b not in self.two_player_bots)
-
-
-def _bounds420(n_players: int) -> tuple[int, int, tuple[int, ...]]:
-    low, high = codec420.observation_bounds(n_players)
-    return low, high, (codec420.obs_size(n_players),)
-
-
-def _bounds421(n_players: int, pot: int = 15):
-    low, high = codec421.observation_bounds(pot)
-    return low, high, (codec421.OBS_SIZE,)
 
 
 REGISTRY: dict[str, GameSpec] = {}
@@ -172,13 +162,13 @@ register(GameSpec(
     engine=g420.Game420,
     codec=codec420,
     narrator=narrate.Narrator420,
-    min_players=2,
+    min_players=g420.MIN_PLAYERS,
     max_players=g420.MAX_PLAYERS,
     n_actions=g420.N_ACTIONS,
     env_id="Dice420-v0",
     aec_module="envs.aec.dice420_v0",
     batched_env="envs.vec420:Vec420Env",
-    observation_bounds=_bounds420,
+    observation_bounds=codec420.space_bounds,
     bots={
         "random": "agents.base:RandomAgent",
         "greedy": "agents.bots420:GreedyAgent",
@@ -201,14 +191,14 @@ register(GameSpec(
     engine=g421.Game421,
     codec=codec421,
     narrator=narrate.Narrator421,
-    min_players=2,
-    max_players=3,
+    min_players=g421.MIN_PLAYERS,
+    max_players=g421.MAX_PLAYERS,
     n_actions=g421.N_ACTIONS,
-    options=(Option("pot", 15, 1, 100, "tokens in the pot at the start"),),
+    options=(Option("pot", 15, 1, g421.MAX_POT, "tokens in the pot at the start"),),
     env_id="Dice421-v0",
     aec_module="envs.aec.dice421_v0",
     batched_env="envs.vec421:Vec421Env",
-    observation_bounds=_bounds421,
+    observation_bounds=codec421.space_bounds,
     bots={
         "random": "agents.base:RandomAgent",
         "heuristic": "agents.bots421:HeuristicAgent",

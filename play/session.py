@@ -38,6 +38,8 @@ class Session:
         bots = list(bots)
         if None in bots:
             by_seat = bots  # one entry per seat, None for the person
+            if sum(b is None for b in bots) != 1:
+                raise ValueError("give one bot per seat but the person's (exactly one None, at the person's seat)")
         else:
             n = len(bots) + 1
             if not 0 <= seat < n:

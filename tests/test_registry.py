@@ -17,7 +17,7 @@ from envs.dice import RandomDice, ScriptedDice
 from envs.engine import IllegalAction, check_action, play_out
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ("envs", "agents", "train", "play")  # low to high; games sits beside them
+LAYERS = ("envs", "games", "agents", "train", "play")  # low to high
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -1,7 +1,8 @@
 """One PettingZoo AEC environment over any rules engine of ``envs.engine``.
 
 :class:`DiceAECEnv` knows nothing of a particular game: it reads the engine,
-codec, narrator, player range and options from the game's ``games.GameSpec``.
+codec, narrator, player range and options from the class attributes each game's
+module sets (``engine``, ``rules``: the engine's module, ``codec``, ``narrator``).
 ``dice420_v0`` and ``dice421_v0`` only name their spec and metadata, and add a
 status line for ``render()``.
 
@@ -30,9 +31,8 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-import games
 from envs.dice import RandomDice
-from envs.engine import IllegalAction, check_action
+from envs.engine import IllegalAction, check_action, check_count
 
 
 def wrap(raw: AECEnv) -> AECEnv:
@@ -55,31 +55,29 @@ class DiceAECEnv(AECEnv):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "ansi"], "is_parallelizable": False, "render_fps": 2}
-    game_name: str = ""  # the game in ``games``: "420", "421"
+    # Set by each game's module: the engine class and its module (MIN_PLAYERS, MAX_PLAYERS,
+    # N_ACTIONS), the codec module (observe, space_bounds) and the narrator class.
+    engine: ClassVar[type]
+    rules: ClassVar[Any]
+    codec: ClassVar[Any]
+    narrator: ClassVar[type]
 
     def __init__(self, n_players: int = 2, render_mode: str | None = None, **options: Any):
         super().__init__()
-        self.game_spec = spec = games.get(self.game_name)
-        if isinstance(n_players, bool) or not isinstance(n_players, int) or not (
-            spec.min_players <= n_players <= spec.max_players
-        ):
-            raise ValueError(
-                f"n_players must be a whole number in {spec.min_players}..{spec.max_players} "
-                f"for {spec.name}, got {n_players!r}"
-            )
-        self.options = spec.check_options(options)
+        rules = self.rules
+        self.n_players = check_count(n_players, rules.MIN_PLAYERS, rules.MAX_PLAYERS, "n_players")
+        self.options = rules.check_options(**options)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        self.n_players = n_players
         self.render_mode = render_mode
-        self.codec = spec.codec
         self.possible_agents = [f"player_{seat}" for seat in range(n_players)]
         self.agent_name_mapping = {agent: seat for seat, agent in enumerate(self.possible_agents)}
-        self.action_spaces = {agent: spec.action_space() for agent in self.possible_agents}
+        low, high, shape = self.codec.space_bounds(n_players, **self.options)
+        self.action_spaces = {agent: spaces.Discrete(rules.N_ACTIONS) for agent in self.possible_agents}
         self.observation_spaces = {
             agent: spaces.Dict({
-                "observation": spec.observation_space(n_players, **self.options),
-                "action_mask": spaces.Box(0, 1, shape=(spec.n_actions,), dtype=np.int8),
+                "observation": spaces.Box(low, high, shape=shape, dtype=np.int64),
+                "action_mask": spaces.Box(0, 1, shape=(rules.N_ACTIONS,), dtype=np.int8),
             })
             for agent in self.possible_agents
         }
@@ -99,7 +97,7 @@ class DiceAECEnv(AECEnv):
         if seed is not None or self.np_random is None:
             self.np_random = np.random.default_rng(seed)
         dice = options.get("dice")
-        self.game = self.game_spec.new_game(
+        self.game = self.engine(
             self.n_players,
             dice=dice if dice is not None else RandomDice(self.np_random),
             first_player=options.get("first_player"),
@@ -115,7 +113,7 @@ class DiceAECEnv(AECEnv):
         # Over before anyone had a choice: player_0 steps a formality (action 0).
         self._formality = self.game.is_over
         self.agent_selection = self.agents[0] if self._formality else self._agent(self.game.current_player)
-        self._narrator = self.game_spec.narrator(self.n_players, labels=self.possible_agents)
+        self._narrator = self.narrator(self.n_players, labels=self.possible_agents)
         self._shown = 0  # events already rendered
         if self.render_mode == "human":
             self.render()
@@ -150,7 +148,7 @@ class DiceAECEnv(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """The codec's observation of ``agent``'s seat, and the mask of its legal
         actions if it is to move (all zeros otherwise)."""
-        mask = np.zeros(self.game_spec.n_actions, dtype=np.int8)
+        mask = np.zeros(self.rules.N_ACTIONS, dtype=np.int8)
         if agent == self.agent_selection and not self.terminations.get(agent, True):
             mask[[0] if self._formality else self.game.legal_actions()] = 1
         return {

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from envs import narrate
+from envs import codec420, narrate
+from envs import game420 as g
 from envs.aec.base import DiceAECEnv, wrap
 
 
@@ -66,7 +67,10 @@ class raw_env(DiceAECEnv):
     """
 
     metadata: ClassVar[dict] = {"render_modes": ["human", "ansi"], "name": "dice420_v0", "is_parallelizable": False, "render_fps": 2}
-    game_name = "420"
+    engine = g.Game420
+    rules = g
+    codec = codec420
+    narrator = narrate.Narrator420
 
     def __init__(self, n_players: int = 2, render_mode: str | None = None):
         super().__init__(n_players=n_players, render_mode=render_mode)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from envs import codec421
 from envs import game421 as g
 from envs import narrate
 from envs.aec.base import DiceAECEnv, wrap
@@ -69,7 +70,10 @@ class raw_env(DiceAECEnv):
     """
 
     metadata: ClassVar[dict] = {"render_modes": ["human", "ansi"], "name": "dice421_v0", "is_parallelizable": False, "render_fps": 2}
-    game_name = "421"
+    engine = g.Game421
+    rules = g
+    codec = codec421
+    narrator = narrate.Narrator421
 
     def __init__(self, n_players: int = 2, pot: int = 15, render_mode: str | None = None):
         super().__init__(n_players=n_players, render_mode=render_mode, pot=pot)
