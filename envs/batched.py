@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
+from envs.engine import IllegalAction
+
 
 class BatchedVecEnv(VecEnv):
     """A VecEnv whose games live in arrays of one object: attributes and methods are
@@ -20,6 +22,11 @@ class BatchedVecEnv(VecEnv):
     (start those games and play them to the agent's first choice), ``_obs(rows=None)``,
     ``action_masks()`` and ``step_wait()``.  ``reset()`` re-seeds ``rng`` from
     ``seed()``, as SB3's VecEnvs do, so the same seed gives the same games.
+
+    ``step_async`` checks the actions before anything is played (``_checked_actions``:
+    one integer per game, each in the action space) and refuses bad ones with
+    ``IllegalAction`` through ``_raise_illegal(row, action, why)``, which a subclass
+    overrides to say what the agent holds; ``step_wait`` checks legality.
     """
 
     _actions: np.ndarray | None = None
@@ -48,7 +55,53 @@ class BatchedVecEnv(VecEnv):
         return self._obs()
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+        self._actions = self._checked_actions(actions)
+
+    def _checked_actions(self, actions: Any) -> np.ndarray:
+        """``actions`` as a fresh ``(num_envs,)`` int64 array, every one in ``0..n - 1``
+        (``n`` = ``action_space.n``), or ``IllegalAction`` (a ValueError) naming the first
+        bad game: one action per game, as an integer numpy array of shape ``(num_envs,)``
+        or a list (or tuple) of ints; floats (even whole ones), NaN, bools, strings and
+        other shapes are refused.  Legality in each game's state is ``step_wait``'s to
+        check; nothing is played before both checks pass."""
+        n, n_actions = self.num_envs, int(self.action_space.n)
+        if isinstance(actions, np.ndarray) and actions.dtype.kind in "iu" and actions.shape == (n,):
+            acts = np.asarray(actions).astype(np.int64)  # a copy: the caller may reuse its array
+            # One comparison for both ends: negative int64s read as huge uint64s.  (uint64
+            # values past 2**63 wrap to negative int64s, which read back as themselves.)
+            if (acts.view(np.uint64) >= n_actions).any():
+                row = int(np.flatnonzero(acts.view(np.uint64) >= n_actions)[0])
+                self._raise_illegal(row, actions[row].item(), f"not in 0..{n_actions - 1}")
+            return acts
+        return self._checked_actions_slow(actions, n, n_actions)
+
+    def _checked_actions_slow(self, actions: Any, n: int, n_actions: int) -> np.ndarray:
+        if isinstance(actions, np.ndarray):
+            if actions.shape != (n,):
+                raise IllegalAction(f"expected one action per game, an array of shape ({n},), "
+                                    f"got shape {actions.shape}")
+            if actions.dtype.kind != "O":  # floats, bools, strings, ...: not integers
+                self._raise_illegal(0, actions[0].item(), f"an action is an integer, got dtype {actions.dtype}")
+            items = list(actions)
+        elif isinstance(actions, (list, tuple)):
+            if len(actions) != n:
+                raise IllegalAction(f"expected one action per game, {n} of them, got {len(actions)}")
+            items = list(actions)
+        else:
+            raise IllegalAction(f"expected one action per game, an integer array of shape ({n},) or a list "
+                                f"of {n} ints, got {type(actions).__name__}")
+        for row, a in enumerate(items):
+            if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+                self._raise_illegal(row, a.item() if isinstance(a, np.generic) else a,
+                                    f"an action is an integer, got {type(a).__name__}")
+            if not 0 <= a < n_actions:
+                self._raise_illegal(row, int(a), f"not in 0..{n_actions - 1}")
+        return np.array([int(a) for a in items], dtype=np.int64)
+
+    def _raise_illegal(self, row: int, action: Any, why: str) -> None:
+        """Refuse ``action`` in game ``row``: one line, ``IllegalAction`` (subclasses add
+        what the agent holds and what is legal)."""
+        raise IllegalAction(f"game {row}: illegal action {action!r}: {why}")
 
     def _finish_step(self, rewards: np.ndarray, dones: np.ndarray):
         """The step's return (SB3 auto-reset): finished games report their last

@@ -41,21 +41,39 @@ class Policy421:
     name: str = "policy"
 
     def check(self) -> None:
-        """Shapes right, probability only on legal actions, rows summing to 1."""
+        """Raise ``ValueError`` (one line, naming the first bad decision state) unless the
+        pot is a whole number >= 1, both tables are real-valued numpy arrays of the right
+        shape, and in every decision state (``t`` in 1..pot-1) the row is finite,
+        non-negative, puts no probability on an illegal action and sums to 1."""
         p = self.pot
-        if self.leader.shape != (p + 1, 2, N_HANDS, N_ACTIONS):
-            raise ValueError(f"leader table must be {(p + 1, 2, N_HANDS, N_ACTIONS)}, got {self.leader.shape}")
-        if self.follower.shape != (p + 1, 3, N_HANDS, N_HANDS, N_ACTIONS):
-            raise ValueError(
-                f"follower table must be {(p + 1, 3, N_HANDS, N_HANDS, N_ACTIONS)}, got {self.follower.shape}"
+        if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer)) or p < 1:
+            raise ValueError(f"a policy's pot is a whole number of tokens >= 1, got {p!r}")
+        p = int(p)
+        tables = (
+            ("leader", self.leader, (p + 1, 2, N_HANDS, N_ACTIONS), LEADER_LEGAL),
+            ("follower", self.follower, (p + 1, 3, N_HANDS, N_HANDS, N_ACTIONS), FOLLOWER_LEGAL),
+        )
+        for name, table, shape, legal in tables:
+            if not isinstance(table, np.ndarray):
+                raise ValueError(f"the {name} table must be a numpy array of shape {shape}, got {type(table).__name__}")
+            if table.shape != shape:
+                raise ValueError(f"{name} table must be {shape}, got {table.shape}")
+            if table.dtype.kind not in "biuf":
+                raise ValueError(f"the {name} table holds probabilities (real numbers), got dtype {table.dtype}")
+        for name, table, shape, legal in tables:
+            rows = table[1:p].astype(np.float64, copy=False)
+            finite = np.isfinite(rows).all(-1)
+            problems = (
+                ("has a non-finite entry (NaN or infinite)", ~finite),
+                ("has a negative entry (policy tables hold probabilities)", (rows < 0).any(-1)),
+                ("puts probability on an illegal action", ((rows != 0) & ~legal).any(-1)),
+                ("does not sum to 1", finite & ~np.isclose(rows.sum(-1), 1.0)),
             )
-        lead, foll = self.leader[1:p], self.follower[1:p]
-        if np.any(lead < 0) or np.any(foll < 0):
-            raise ValueError("policy tables hold probabilities, found a negative entry")
-        if not (np.allclose(lead.sum(-1), 1.0) and np.allclose(foll.sum(-1), 1.0)):
-            raise ValueError("policy rows must sum to 1 in every decision state")
-        if np.any(lead * ~LEADER_LEGAL > 0) or np.any(foll * ~FOLLOWER_LEGAL > 0):
-            raise ValueError("policy table puts probability on an illegal action")
+            for why, bad in problems:
+                where = np.argwhere(bad)
+                if len(where):
+                    raise ValueError(f"policy table {self.name!r}: the {name} row for {_state(name, where[0])} {why} "
+                                     f"({len(where)} such states): {_row_text(rows[tuple(where[0])])}")
 
     @staticmethod
     def from_actions(pot: int, leader_actions: np.ndarray, follower_actions: np.ndarray,
@@ -67,3 +85,21 @@ class Policy421:
         np.put_along_axis(foll, follower_actions[..., None], 1.0, axis=-1)
         lead[[0, pot]] = foll[[0, pot]] = 0.0
         return Policy421(pot, lead, foll, name)
+
+
+def _state(table: str, index) -> str:
+    """A decision state of a ``Policy421`` table in words (``index`` into its rows 1..pot-1)."""
+    t, *rest = (int(i) for i in index)
+    if table == "leader":
+        r, h = rest
+        return f"tokens {t + 1}, after roll {r + 1}, hand {g.hand_str(g.HANDS[h])}"
+    d, L, h = rest
+    n, r = FOLLOWER_DECISIONS[d]
+    return (f"tokens {t + 1}, following a leader who stopped on {g.hand_str(g.HANDS[L])} (roll {r} of {n}), "
+            f"hand {g.hand_str(g.HANDS[h])}")
+
+
+def _row_text(row: np.ndarray) -> str:
+    """The non-zero entries of a row, as ``action=probability``."""
+    entries = [f"{a}={row[a]:.6g}" for a in np.flatnonzero(row != 0)]
+    return "{" + ", ".join(entries) + "}" if entries else "all zeros"

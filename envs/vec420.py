@@ -433,22 +433,6 @@ class Vec420Env(BatchedVecEnv):
         self.decided[rows], self.pending[rows] = done, reward
 
     # --- VecEnv API ----------------------------------------------------------
-    def step_async(self, actions: np.ndarray) -> None:
-        raw = np.asarray(actions)
-        if raw.size != self.num_envs:
-            raise ValueError(f"expected {self.num_envs} actions, got {raw.size}")
-        raw = raw.reshape(self.num_envs)
-        if raw.dtype.kind not in "iu":
-            items = raw.tolist() if isinstance(actions, np.ndarray) else list(np.ravel(np.asarray(actions, object)))
-            bad = [i for i, a in enumerate(items) if isinstance(a, bool) or not isinstance(a, int)]
-            if bad:
-                self._raise_illegal(bad[0], items[bad[0]], "an action is an integer keep index")
-        acts = raw.astype(np.int64)
-        if (acts.view(np.uint64) >= g.N_ACTIONS).any():  # negative actions read as huge
-            bad = int(np.flatnonzero((acts < 0) | (acts >= g.N_ACTIONS))[0])
-            self._raise_illegal(bad, acts[bad], f"an action is a keep index in 0..{g.N_ACTIONS - 1}")
-        self._actions = acts
-
     def _raise_illegal(self, row: int, action, why: str) -> None:
         action = action.item() if isinstance(action, np.generic) else action
         own = int(self.hands[row, self.seat[row]])

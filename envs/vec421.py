@@ -82,6 +82,7 @@ MASKS = codec421.MASKS  # [is_leader, hand, action]
 ONLY_STOP = codec421.legal_mask([g.STOP])
 REROLL_ALL = g.KEEPS.index(())  # the keep index of a first roll
 DICE_BUFFER = 1 << 18  # random die values drawn at a time
+TINY = np.finfo(np.float64).smallest_subnormal  # the least positive float
 # FOLLOWER_DECISION[n, r]: the Policy421 follower index of (rolls allowed n, rolls used r).
 FOLLOWER_DECISION = np.zeros((g.MAX_ROLLS + 1, g.MAX_ROLLS + 1), dtype=np.int64)
 for (_n, _r), _d in FOLLOWER_DECISION_INDEX.items():
@@ -149,8 +150,16 @@ class Vec421Env(BatchedVecEnv):
     (``agents.bot_table("421", "optimal", pot=15)``, ``solver421.as_policy(agent)``);
     ``pot``: tokens in the pot (default 15); ``agent_seat``: 0, 1 or ``"random"``
     (drawn per game); ``seed``; ``dice``: a ``BatchDice`` (default: the seeded
-    generator; ``scripted_dice`` for tests).  Illegal actions raise
-    ``game421.IllegalAction``.
+    generator; ``scripted_dice`` for tests).
+
+    ``step(actions)`` takes one action per game: an integer numpy array of shape
+    ``(num_envs,)`` or a list of ``num_envs`` ints, each in 0..28 (any of them in a
+    decided game) and legal in its game (``action_masks()``).  Anything else (floats,
+    even whole ones, NaN, bools, strings, other shapes, an action out of range or
+    illegal) raises ``game421.IllegalAction`` (a ``ValueError``), one line naming the
+    game, and plays nothing.  The opponent's table is checked when set
+    (``Policy421.check``: shapes, finite non-negative rows summing to 1 on legal
+    actions only).
     """
 
     def __init__(
@@ -228,7 +237,9 @@ class Vec421Env(BatchedVecEnv):
         f = ~leads
         probs[f] = self.opponent_policy.follower[t[f], d[f], L[f], h[f]]
         cdf = np.cumsum(probs, axis=1)
-        x = self.rng.random(len(rows)) * cdf[:, -1]
+        # x in (0, total]: the first action whose cdf reaches x has probability on it (a draw
+        # of exactly 0 would otherwise pick action 0, STOP, whatever its probability).
+        x = np.maximum(self.rng.random(len(rows)) * cdf[:, -1], TINY)
         return (cdf < x[:, None]).sum(axis=1)
 
     # --- dice -----------------------------------------------------------------
@@ -431,30 +442,33 @@ class Vec421Env(BatchedVecEnv):
 
     def step_wait(self):
         actions = self._actions
+        if actions is None:
+            raise RuntimeError("step_wait() without step_async(actions): call step(actions)")
         live = np.flatnonzero(self.phase != OVER)
         if len(live):
-            a = actions[live]
-            in_range = (a >= 0) & (a < g.N_ACTIONS)
-            legal = in_range & MASKS[(self.leader[live] == AGENT).astype(np.int64), self.hand[live],
-                                     np.where(in_range, a, 0)]
+            a = actions[live]  # each in 0..28: step_async checked them
+            legal = MASKS[(self.leader[live] == AGENT).astype(np.int64), self.hand[live], a]
             if not legal.all():
-                self._raise_illegal(live[~legal][0], int(a[~legal][0]))
+                row = int(live[~legal][0])
+                self._raise_illegal(row, int(actions[row]), g.describe_action(int(actions[row])))
             self._play(live, a)
             self._advance(live)
         # outcome is 0 unless over: decided games and games just ended
         return self._finish_step(self.outcome.astype(np.float32), self.phase == OVER)
 
-    def _raise_illegal(self, row: int, action: int) -> None:
-        is_leader = bool(self.leader[row] == AGENT)
-        hand = g.HANDS[self.hand[row]]
-        legal = np.flatnonzero(MASKS[int(is_leader), self.hand[row]])
-        role = "leader" if is_leader else f"follower owing {self.allowed[row]} rolls"
-        what = g.describe_action(action) if 0 <= action < g.N_ACTIONS else f"not in 0..{g.N_ACTIONS - 1}"
-        options = ", ".join(f"{x}={g.describe_action(x)}" for x in legal)
-        raise g.IllegalAction(
-            f"game {row}: action {action} ({what}) is not legal: the agent ({role}) holds {g.hand_str(hand)} "
-            f"after roll {self.used[row]}; legal actions: {options}"
-        )
+    def _raise_illegal(self, row: int, action: Any, why: str) -> None:
+        """Refuse ``action`` in game ``row``, in one line: why, what the agent holds, what is legal."""
+        if self.phase[row] == OVER:
+            state = (f"the game is decided (this step returns its reward, whatever action in "
+                     f"0..{g.N_ACTIONS - 1} is given)")
+            options = f"{g.STOP}={g.describe_action(g.STOP)}"
+        else:
+            is_leader = bool(self.leader[row] == AGENT)
+            role = "leader" if is_leader else f"follower owing {self.allowed[row]} rolls"
+            state = f"the agent ({role}) holds {g.hand_str(g.HANDS[self.hand[row]])} after roll {self.used[row]}"
+            legal = np.flatnonzero(MASKS[int(is_leader), self.hand[row]])
+            options = ", ".join(f"{x}={g.describe_action(x)}" for x in legal)
+        raise g.IllegalAction(f"game {row}: action {action!r} ({why}) is not legal: {state}; legal actions: {options}")
 
     def _obs(self, rows: Optional[np.ndarray] = None) -> np.ndarray:
         """``codec421.observe(game, agent seat)`` for each game (at a decision or over)."""

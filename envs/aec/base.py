@@ -35,10 +35,21 @@ from envs.dice import RandomDice
 from envs.engine import IllegalAction, check_action, check_count
 
 
+class IntegerActions(wrappers.BaseWrapper):
+    """Refuses anything but an integer action (``None`` for a finished agent) with
+    ``IllegalAction`` before it reaches the wrappers below: a Python bool is in a
+    ``Discrete`` space, but is not a move."""
+
+    def step(self, action: Any) -> None:
+        super().step(None if action is None else check_action(action))
+
+
 def wrap(raw: AECEnv) -> AECEnv:
     """The wrappers of PettingZoo's classic envs: an illegal move ends the game
-    with -1 for the mover, out-of-space actions assert, calls out of order raise."""
+    with -1 for the mover, out-of-space actions assert, calls out of order raise;
+    and only integers are actions."""
     env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
+    env = IntegerActions(env)
     env = wrappers.AssertOutOfBoundsWrapper(env)
     return wrappers.OrderEnforcingWrapper(env)
 
