@@ -15,10 +15,48 @@ speak to them ("you win!").
 
 from __future__ import annotations
 
+import re
+import textwrap
 from typing import Iterable, Optional, Sequence
 
 from envs import game420 as g420
 from envs import game421 as g421
+
+WIDTH = 80  # columns of a terminal: no line the narrators (or the terminal games) print is wider
+
+
+def fit(*phrases: str, indent: str = "    ", width: int = WIDTH) -> str:
+    """The ``phrases`` joined by spaces on one line if it fits in ``width`` columns,
+    else on as many lines as needed, breaking only between phrases; continuation
+    lines start with ``indent``.  A phrase is never split (one wider than
+    ``width`` stays whole)."""
+    lines = [phrases[0]]
+    for phrase in phrases[1:]:
+        if len(lines[-1]) + 1 + len(phrase) <= width:
+            lines[-1] += " " + phrase
+        else:
+            lines.append(indent + phrase)
+    return "\n".join(lines)
+
+
+def wrap(text: str, indent: str = "  ", width: int = WIDTH) -> str:
+    """Free text within ``width`` columns: every line that is too wide is broken
+    between words (never inside "6-5-4" or a quoted "6 5", never before a
+    bracket or between a word and its number, so "P2 (you)", "6-6-5-1 (18)"
+    and "pot 15" stay whole), its continuation lines indented by its own
+    leading spaces plus ``indent``."""
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        lead = line[: len(line) - len(line.lstrip(" "))]
+        glued = re.sub(r"(?<=\S) (?=\()|(?<=[a-z]) (?=\d)", "\0", line)  # "P2 (you)", "pot 3" stay whole
+        glued = re.sub(r'"[^"]*"', lambda m: m.group(0).replace(" ", "\0"), glued)  # nor inside quotes
+        parts = textwrap.wrap(glued, width, subsequent_indent=lead + indent, break_long_words=False,
+                              break_on_hyphens=False)
+        out.extend(part.replace("\0", " ") for part in parts)
+    return "\n".join(out)
 
 
 def plural(n: int, word: str) -> str:
@@ -71,38 +109,40 @@ class Narrator420(Narrator):
         if kind == "start":
             if self.n_players == 2:
                 return None
-            return f"{self.who(e['first_player'])} starts the first round (drawn at random)."
+            return fit(f"{self.who(e['first_player'])} starts the first round", "(drawn at random).")
         if kind == "round":
             if self.n_players == 2:
                 return None
-            players = ", ".join(self.seat_name(s) for s in e["players"])
-            return f"New round among {players}; {self.who(e['first_player'])} starts."
+            *others, last = [self.seat_name(s) for s in e["players"]]
+            return fit("New round among", *(f"{name}," for name in others), f"{last};",
+                       f"{self.who(e['first_player'])} starts.")
         if kind == "roll":
             return self._roll(e)
         if kind == "round_won":
             if self.n_players == 2:
                 return None
             left = len(e["remaining"])
-            return f"{self.who(e['seat'])} made 20 and is out, place {e['place']}; {plural(left, 'player')} left."
+            return fit(f"{self.who(e['seat'])} made 20 and is out,", f"place {e['place']};",
+                       f"{plural(left, 'player')} left.")
         if kind == "game_end":
             return self._end(e)
         return None
 
     def _roll(self, e: dict) -> str:
         who, before, hand = self.who(e["seat"]), e["before"], e["hand"]
-        won = "  = 20!" if e["won"] else ""
+        result = f"-> {hand_total(hand)}" + ("  = 20!" if e["won"] else "")
         forced = e["forced"]
         if forced == "first":
-            return f"{who} rolls all four (first turn, R1) -> {hand_total(hand)}{won}"
+            return fit(f"{who} rolls all four (first turn, R1)", result)
         if forced == "reset":
-            return f"{who}: {hand_total(before)} is over 20, rerolls all four (R4) -> {hand_total(hand)}{won}"
+            return fit(f"{who}: {hand_total(before)} is over 20,", "rerolls all four (R4)", result)
         if forced == "no_keep":
-            return f"{who}: nothing in {hand_total(before)} may be kept (R3), rerolls all four -> {hand_total(hand)}{won}"
+            return fit(f"{who}: nothing in {hand_total(before)}", "may be kept (R3),", "rerolls all four", result)
         if e["keep"]:
-            move = f"kept {dice_text(e['keep'])}, rolled {dice_text(e['rolled'])}"
+            move = (f"kept {dice_text(e['keep'])},", f"rolled {dice_text(e['rolled'])}")
         else:
-            move = f"rerolled all four, rolled {dice_text(e['rolled'])}"
-        return f"{who} {move} -> {hand_total(hand)}{won}"
+            move = ("rerolled all four,", f"rolled {dice_text(e['rolled'])}")
+        return fit(who, *move, result)
 
     def _end(self, e: dict) -> str:
         loser = e["loser"]
@@ -111,12 +151,13 @@ class Narrator420(Narrator):
             if self.you is None:
                 return f"{self.who(winner)} wins."
             if winner == self.you:
-                return f"{self.who(winner)} made 20: you win!"
-            return f"{self.who(winner)} made 20: {self.labels[winner] or self.seat_name(winner)} wins, you lose."
+                return fit(f"{self.who(winner)} made 20:", "you win!")
+            return fit(f"{self.who(winner)} made 20:", f"{self.labels[winner] or self.seat_name(winner)} wins,",
+                       "you lose.")
         text = f"{self.who(loser)} is the last player left and loses."
         if self.you is None:
-            return text
-        return text + (" You lose." if loser == self.you else " You do not lose: you win!")
+            return fit(text)
+        return fit(text, "You lose." if loser == self.you else "You do not lose: you win!")
 
 
 # --------------------------------------------------------------------------- 421
@@ -156,7 +197,7 @@ class Narrator421(Narrator):
                 return f"Charge round {self.charge_round} (order {order}):"
             self.discharge_round += 1
             self.round_leader = e["leader"]
-            return f"Discharge round {self.discharge_round}: {who(e['leader'])} leads (order {order})."
+            return fit(f"Discharge round {self.discharge_round}: {who(e['leader'])} leads", f"(order {order}).")
         if kind == "roll" and phase == g421.CHARGE:
             self.round_hands.append((e["seat"], e["hand"]))
             return f"  {who(e['seat'])} rolls {dice_text(e['hand'])}"
@@ -164,24 +205,26 @@ class Narrator421(Narrator):
             return f"  {who(e['seat'])} roll 1: {dice_text(e['hand'])}"
         if kind == "reroll":
             keep, rolled = e["keep"], e["rolled"]
-            move = f"kept {dice_text(keep)}, rolled {dice_text(rolled)}" if keep else f"rerolled all three, rolled {dice_text(rolled)}"
-            return f"  {who(e['seat'])} roll {e['roll']}: {move} -> {dice_text(e['hand'])}"
+            move = (f"kept {dice_text(keep)},", f"rolled {dice_text(rolled)}") if keep else \
+                ("rerolled all three,", f"rolled {dice_text(rolled)}")
+            return fit(f"  {who(e['seat'])} roll {e['roll']}:", *move, f"-> {dice_text(e['hand'])}", indent="      ")
         if kind == "stop":
             n = plural(e["rolls"], "roll")
-            return f"  {who(e['seat'])} stops after {n} with {dice_text(e['hand'])}: the others must make exactly {n}."
+            return fit(f"  {who(e['seat'])} stops after {n} with {dice_text(e['hand'])}:",
+                       f"the others must make exactly {n}.", indent="      ")
         if kind == "turn_end":
             self.round_hands.append((e["seat"], e["hand"]))
             if e["seat"] == self.round_leader:
                 if e["rolls"] == g421.MAX_ROLLS:
-                    return (f"  {who(e['seat'])} plays {dice_text(e['hand'])} after all 3 rolls: "
-                            "the others must make exactly 3 rolls.")
+                    return fit(f"  {who(e['seat'])} plays {dice_text(e['hand'])} after all 3 rolls:",
+                               "the others must make exactly 3 rolls.", indent="      ")
                 return None  # the stop line said it
             return f"  {who(e['seat'])} plays {dice_text(e['hand'])}."
         if kind == "rampo":
             self.rampo_count += 1
             order = ", ".join(who(s) for s in e["order"])
             again = "again " if self.rampo_count > 1 else ""
-            return f"  Tie for the lowest hand {again}-> RAMPO, one roll each: {order}"
+            return fit(f"  Tie for the lowest hand {again}->", f"RAMPO, one roll each: {order}", indent="      ")
         if kind == "rampo_roll":
             return f"    RAMPO: {who(e['seat'])} rolls {dice_text(e['hand'])}"
         if kind == "take":
@@ -196,32 +239,33 @@ class Narrator421(Narrator):
             return f"{who(e['seat'])} has no tokens left and leaves the game, a winner."
         if kind == "game_end":
             loser = e["loser"]
-            held = f"{who(loser)} holds all {e['tokens'][loser]} tokens and loses the game"
+            held = f"{who(loser)} holds all {e['tokens'][loser]} tokens and loses the game."
             if self.you is None:
-                return f"Game over: {held}."
-            return f"Game over: {held}. " + ("You lose." if loser == self.you else "You win!")
+                return fit(f"Game over: {held}")
+            return fit(f"Game over: {held}", "You lose." if loser == self.you else "You win!")
         return None
 
     def _take(self, e: dict) -> str:
         taker = self.who(e["seat"])
         if e["rampo"]:
-            what = f"{taker} loses the RAMPO and takes 1 token from the pot"
+            what = fit(f"  -> {taker} loses the RAMPO", "and takes 1 token from the pot.", indent="     ")
         else:
             _, high = max(self.round_hands, key=lambda sh: g421.hand_rank(sh[1]))
-            what = (f"{taker} has the lowest hand and takes {plural(e['amount'], 'token')} from the pot "
-                    f"(the highest hand, {dice_text(high)}, is worth {e['due']}")
-            what += f"; only {e['amount']} left)" if e["amount"] < e["due"] else ")"
-        return f"  -> {what}.\n  {self.tokens_line(e['tokens'], e['pot'])}"
+            left = f"; only {e['amount']} left" if e["amount"] < e["due"] else ""
+            what = fit(f"  -> {taker} has the lowest hand and takes {plural(e['amount'], 'token')} from the pot",
+                       f"(the highest hand, {dice_text(high)}, is worth {e['due']}{left}).", indent="     ")
+        return f"{what}\n  {self.tokens_line(e['tokens'], e['pot'])}"
 
     def _give(self, e: dict) -> str:
         giver, receiver = self.who(e["giver"]), self.who(e["receiver"])
         hands = dict(self.round_hands)
+        given = f"{plural(e['amount'], 'token')}"
         if e["rampo"]:
-            what = f"{receiver} loses the RAMPO: {giver} gives {receiver} {plural(e['amount'], 'token')}"
+            what = fit(f"  -> {receiver} loses the RAMPO:", f"{giver} gives {receiver} {given}.", indent="     ")
         else:
-            what = (f"highest hand {dice_text(hands[e['giver']])} (worth {e['due']}) by {giver}, "
-                    f"lowest {dice_text(hands[e['receiver']])} by {receiver}: "
-                    f"{self.seat_name(e['giver'])} gives {self.seat_name(e['receiver'])} {plural(e['amount'], 'token')}")
-            if e["amount"] < e["due"]:
-                what += f" (all it held; {e['due']} due)"
-        return f"  -> {what}.\n  {self.tokens_line(e['tokens'])}"
+            short = f" (all it held; {e['due']} due)" if e["amount"] < e["due"] else ""
+            what = fit(f"  -> highest hand {dice_text(hands[e['giver']])} (worth {e['due']}) by {giver},",
+                       f"lowest {dice_text(hands[e['receiver']])} by {receiver}:",
+                       f"{self.seat_name(e['giver'])} gives {self.seat_name(e['receiver'])} {given}{short}.",
+                       indent="     ")
+        return f"{what}\n  {self.tokens_line(e['tokens'])}"

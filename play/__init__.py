@@ -6,13 +6,15 @@ together (rules from ``envs``, players from ``agents``):
 * ``play.cli420``     the interactive game of 420 for a person;
 * ``play.cli421``     the interactive game of 421 for a person (against one or two bots);
 * ``play.tournament`` bot-vs-bot matches and their statistics (Wilson intervals);
-* ``play.exact420``   exact evaluation of a 420 agent with the solver, and policy export.
+* ``play.exact420``   exact evaluation of a 420 agent with the solver, and policy export;
+* ``play.exact421``   exact and simulated evaluation of a 421 agent.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import Callable, TextIO
 
 import games
@@ -30,25 +32,95 @@ class AgentLoadError(Exception):
 def load_agent(game: str, name: str, seed: int | None = None, option: str = "--opponent") -> Agent:
     """``agents.make_agent`` with every failure turned into one clear :class:`AgentLoadError`.
 
-    The shipped trained bot (``ppo-420``, ``ppo-421``) can fail for reasons a user cannot see
-    (no checkpoint yet, torch missing, a corrupt file); the message then says so
-    and suggests a bot that always works, as the command-line ``option`` that
-    names the agent (``--opponent`` or ``--agent``).
+    The message is one line and names the command-line ``option`` that named
+    the agent (``--opponent`` or ``--agent``).  The shipped trained bot
+    (``ppo-420``, ``ppo-421``) can fail for reasons a user cannot see (no
+    checkpoint yet, torch missing, a corrupt file); the message then says so and
+    suggests a bot that always works.
     """
     import agents
 
     spec = games.get(game)
+    if name not in spec.agent_names:
+        _check_path(name, option)
     try:
         return agents.make_agent(game, name, seed)
     except Exception as e:  # noqa: BLE001 - any failure to load is reported the same way
-        reason = str(e) or type(e).__name__
+        reason = one_line(str(e) or type(e).__name__)
         if name == spec.shipped:
             raise AgentLoadError(
-                f"could not load the trained bot {name!r}: {reason}\n"
-                f"(train it first, or use a built-in bot instead, e.g. {option} {spec.suggested_bot}; "
-                f"bots: {', '.join(spec.bots)})"
+                f"could not load the trained bot {name!r}: {reason}; train it first, or use a built-in bot "
+                f"instead, e.g. {option} {spec.suggested_bot} (bots: {', '.join(spec.bots)})"
             ) from None
-        raise AgentLoadError(reason) from None
+        raise AgentLoadError(f"{option}: {reason}") from None
+
+
+CHECKPOINT_SUFFIXES = (".pt", ".json")
+
+
+def _check_path(name: str, option: str) -> None:
+    """Refuse, with a message that says what is wrong, a name that is a path to
+    something that cannot be a checkpoint (a folder, a file of another kind)."""
+    if not isinstance(name, str) or not name.strip():
+        raise AgentLoadError(f"{option} {name!r}: give a bot name or a checkpoint file (NAME.pt)")
+    path = Path(name)
+    try:
+        if path.is_dir():
+            raise AgentLoadError(f"{option} {name}: is a folder, not a checkpoint; give the NAME.pt file in it "
+                                 "that python -m train saved (NAME.json next to it)")
+        if path.exists() and path.suffix not in CHECKPOINT_SUFFIXES and not Path(f"{name}.pt").exists():
+            raise AgentLoadError(f"{option} {name}: not a checkpoint; a checkpoint is a NAME.pt file with its "
+                                 "NAME.json next to it, as python -m train saves them")
+    except OSError as e:  # a name too long for the file system, a path it cannot look into
+        raise AgentLoadError(f"{option} {one_line(name, 60)}: cannot look for a checkpoint there ({e.strerror or e})") from None
+
+
+def one_line(text: str, limit: int = 240) -> str:
+    """``text`` as one line of at most about ``limit`` characters: newlines and runs of
+    spaces become one space, and a longer text is cut at its first sentence end
+    past a third of ``limit`` (or at ``limit``), marked with "..."."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    end = text.find(". ", limit // 3, limit)
+    return (text[: end + 1] if end > 0 else text[:limit].rstrip()) + " ..."
+
+
+def check_fit(game: str, agent: Agent, name: str, option: str, players: int, options: dict,
+              exact: bool = False) -> str:
+    """Whether a trained agent (a checkpoint) can play this table.
+
+    Raises :class:`AgentLoadError` when it cannot (its observations have another
+    size, e.g. a two-player 420 bot at a table of three), or, for ``exact``
+    figures, when it was trained with other game options (421's pot) than the
+    ones asked for.  Returns a warning line (else "") when it will play with
+    options it was not trained for.  Agents without training metadata pass.
+    """
+    metadata = getattr(agent, "metadata", None)
+    space = getattr(getattr(agent, "policy", None), "observation_space", None)
+    if not isinstance(metadata, dict) or not metadata:
+        return ""
+    spec = games.get(game)
+    trained = metadata.get("env") if isinstance(metadata.get("env"), dict) else {}
+    if space is not None and getattr(space, "shape", None):
+        want = spec.observation_space(players, **options).shape
+        if tuple(space.shape) != tuple(want):
+            raise AgentLoadError(
+                f"{option} {name}: trained for {trained.get('n_players', 2)} players (observations of "
+                f"{space.shape[0]} numbers); a {spec.name} table of {players} shows {want[0]}: "
+                f"pick a bot made for {players} players"
+            )
+    differ = [o.name for o in spec.options if o.name in trained and o.name in options and trained[o.name] != options[o.name]]
+    if not differ:
+        return ""
+    was = ", ".join(f"{k} {trained[k]}" for k in differ)
+    now = ", ".join(f"{k} {options[k]}" for k in differ)
+    if exact:
+        raise AgentLoadError(
+            f"{option} {name}: trained for {was}, so exact figures at {now} would describe it outside its "
+            f"training; evaluate it with {' '.join(f'--{k} {trained[k]}' for k in differ)}, or without --exact"
+        )
+    return f"warning: {name} was trained for {was}; here it plays at {now} and may play worse"
 
 
 def derive_seed(seed: int | None, stream: int) -> int | None:

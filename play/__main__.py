@@ -1,18 +1,22 @@
 """``python -m play``: play a bot, run a bot-vs-bot match, evaluate or export a policy.
 
 Exit codes: 0 on success (and when a person quits a game), 2 on a usage error
-or an agent that cannot be loaded.
+or an agent that cannot be loaded (one ``error:`` line on stderr, no traceback),
+1 when the reader of the output goes away (``python -m play ... | head -1``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
 import sys
+from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
 import games
-from play import AgentLoadError, UsageError, derive_seed, load_agent, progress_printer
+from envs.narrate import wrap
+from play import AgentLoadError, UsageError, check_fit, derive_seed, load_agent, progress_printer
 
 PROG = "python -m play"
 
@@ -20,24 +24,42 @@ EPILOG = """\
 examples:
   python -m play 420 --opponent optimal --seat red --seed 7
   python -m play 420 --players 4 --opponent greedy --seed 7
-  python -m play 421 --players 3 --opponent heuristic --opponent cautious --seed 7
-  python -m play match 420 --agent greedy --opponent random --games 1000 --seed 0
-  python -m play match 420 --players 4 --agent optimal --opponent greedy --seed 0
-  python -m play match 421 --agent heuristic --opponent greedy421 --games 10000 --seed 0
+  python -m play 421 --players 3 --opponent heuristic --opponent cautious
+  python -m play match 420 --agent greedy --opponent random --games 1000
+  python -m play match 420 --players 4 --agent optimal --opponent greedy
+  python -m play match 421 --agent heuristic --opponent greedy421 --seed 0
   python -m play evaluate 420 --agent all --exact
   python -m play evaluate 421 --agent heuristic --games 2000
   python -m play export 420 --agent optimal --out optimal420.csv
 """
 
 
-def _positive(text: str) -> int:
+MAX_SEED = 2**32 - 1  # what every seeded generator here (numpy's legacy one included) takes
+MAX_GAMES = 100_000_000  # a match of that many games already takes many hours
+
+
+def _whole(text: str, low: int, high: int, why: str = "") -> int:
+    """``text`` as a whole number in ``low..high``, else an argparse error saying so."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text[:40]!r}") from None
+    if not low <= value <= high:
+        shown = str(value) if len(str(value)) <= 24 else f"a number of {len(str(value))} digits"
+        raise argparse.ArgumentTypeError(f"must be from {low:,} to {high:,}{why}, got {shown}")
     return value
+
+
+def _positive(text: str) -> int:
+    return _whole(text, 1, MAX_GAMES)
+
+
+def _games(text: str) -> int:
+    return _whole(text, 1, MAX_GAMES, " (a match of that many games already takes many hours)")
+
+
+def _seed(text: str) -> int:
+    return _whole(text, 0, MAX_SEED)
 
 
 def _bot_list(game: str) -> str:
@@ -64,14 +86,23 @@ def _add_options(p: argparse.ArgumentParser, spec: games.GameSpec | None) -> Non
         for o in s.options:
             if o.name not in seen:
                 seen.add(o.name)
-                p.add_argument(f"--{o.name}", type=_positive, default=None, metavar="N",
-                               help=f"{s.name}: {o.help} (default: {o.default}; at most {o.high})")
+                p.add_argument(f"--{o.name}", type=_option_type(o), default=None, metavar="N",
+                               help=f"{s.name}: {o.help} (default: {o.default}; {o.low} to {o.high})")
+
+
+def _option_type(option: games.Option) -> Callable[[str], int]:
+    """An argparse type for a game option: a whole number within the option's bounds."""
+    def parse(text: str) -> int:
+        return _whole(text, option.low, option.high, f" ({option.help})")
+
+    parse.__name__ = option.name  # argparse names the type in some messages
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Dice games 420 and 421 in the terminal: play a bot, pit bots against each other, "
+        description="Dice games 420 and 421 in the terminal: play a bot, pit bots against each other,\n"
         "evaluate a bot exactly, export its policy.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -100,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"your seat: 1..players, or its name ({two.seat_name(0)}, {two.seat_name(1)}, ...); "
                        "default: random")
         _add_options(p, spec)
-        p.add_argument("--seed", type=int, default=None, help="seed for the dice (and a random seat/bot): the same seed replays the session")
+        p.add_argument("--seed", type=_seed, default=None,
+                       help=f"seed for the dice (and a random seat/bot), 0 to {MAX_SEED}: the same seed replays the session")
         p.add_argument("--games", type=_positive, default=1, metavar="N", help="play N games in a row with a running score (default: 1)")
 
     p = sub.add_parser(
@@ -116,8 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--opponent2", default=None, metavar="C", help="with 3 or more players: the third agent (default: --opponent)")
     p.add_argument("--players", type=int, default=None, metavar="N", help="players at the table (default: 3 with --opponent2, else 2)")
     _add_options(p, None)
-    p.add_argument("--games", type=_positive, default=1000, metavar="N", help="number of games (default: 1000)")
-    p.add_argument("--seed", type=int, default=None, help="seed for the dice and the bots (default: drawn and printed)")
+    p.add_argument("--games", type=_games, default=1000, metavar="N", help="number of games (default: 1000)")
+    p.add_argument("--seed", type=_seed, default=None,
+                   help=f"seed for the dice and the bots, 0 to {MAX_SEED} (default: drawn and printed)")
 
     p = sub.add_parser(
         "evaluate",
@@ -130,8 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("game", choices=games.names(), help="the game")
     p.add_argument("--agent", required=True, metavar="NAME", help=f"{agents_help}, or 'all' for every bot")
     p.add_argument("--exact", action="store_true", help="compute exact win probabilities with the solver")
-    p.add_argument("--games", type=_positive, default=1000, metavar="N", help="games per agent without --exact (default: 1000)")
-    p.add_argument("--seed", type=int, default=None, help="seed for the simulated games (default: drawn and printed)")
+    _add_options(p, None)
+    p.add_argument("--games", type=_games, default=1000, metavar="N", help="games per agent without --exact (default: 1000)")
+    p.add_argument("--seed", type=_seed, default=None,
+                   help=f"seed for the simulated games, 0 to {MAX_SEED} (default: drawn and printed)")
 
     exportable = [n for n in games.names() if games.get(n).export]
     p = sub.add_parser(
@@ -155,6 +190,28 @@ def _load(game: str, name: str, seed: Optional[int], option: str):
         return load_agent(game, name, seed, option=option)
     except AgentLoadError as e:
         raise UsageError(str(e)) from None
+
+
+def _fit(game: str, agents_named: Sequence[tuple[str, str, object]], players: int, options: dict,
+         err: TextIO, exact: bool = False) -> None:
+    """Refuse a trained agent that cannot play this table; warn (one line each, on
+    ``err``) about one trained for other game options.  ``agents_named``: (option, name, agent)."""
+    warned = set()
+    for option, name, agent in agents_named:
+        try:
+            warning = check_fit(game, agent, _label(name), option, players, options, exact=exact)
+        except AgentLoadError as e:
+            raise UsageError(str(e)) from None
+        if warning and warning not in warned:
+            warned.add(warning)
+            print(warning, file=err)
+
+
+def _label(name: str) -> str:
+    """How an agent is named at the table: a bot by its name, a checkpoint path by its file stem."""
+    if os.sep in name or name.endswith((".pt", ".json")):
+        return Path(name).stem or name
+    return name
 
 
 def _seed_or_draw(seed: Optional[int]) -> tuple[int, str]:
@@ -189,7 +246,7 @@ def _check_bots_for(spec: games.GameSpec, names: Sequence[str], players: int) ->
             raise UsageError(f"the {name} {spec.name} bot is solved for two players only; with {players} players use another bot")
 
 
-def cmd_play(args, out: TextIO, input_fn: Callable[[str], str]) -> int:
+def cmd_play(args, out: TextIO, input_fn: Callable[[str], str], err: Optional[TextIO] = None) -> int:
     """Play a person against bots: ``python -m play GAME``."""
     from envs.dice import RandomDice
 
@@ -209,20 +266,22 @@ def cmd_play(args, out: TextIO, input_fn: Callable[[str], str]) -> int:
     options = _options(spec, args)
     seed, note = _seed_or_draw(args.seed)
     opponents = [_load(spec.name, name, derive_seed(seed, 1 + i), "--opponent") for i, name in enumerate(names)]
+    _fit(spec.name, [("--opponent", n, a) for n, a in zip(names, opponents)], players, options,
+         err if err is not None else sys.stderr)
     _note(note, out)
     front_end = games.load(spec.terminal)
-    return front_end(opponents, RandomDice(seed), opponent_names=names, seat=seat, games=args.games,
-                     input_fn=input_fn, out=out, **options)
+    return front_end(opponents, RandomDice(seed), opponent_names=[_label(n) for n in names], seat=seat,
+                     games=args.games, input_fn=input_fn, out=out, **options)
 
 
 def _match_table(spec: games.GameSpec, args) -> tuple[int, list[str]]:
     """(players, agent names by player) of a match, checked against the game."""
-    players = args.players or (3 if args.opponent2 is not None else 2)
+    players = args.players if args.players is not None else 3 if args.opponent2 is not None else 2
     if players not in spec.players:
         raise UsageError(f"--players {players}: {spec.name} is played by {spec.min_players} to {spec.max_players} players")
     if players == 2 and args.opponent2 is not None:
         raise UsageError("--opponent2 needs --players 3 or more")
-    names = [args.agent, args.opponent] + ([args.opponent2] if args.opponent2 else [])
+    names = [args.agent, args.opponent] + ([args.opponent2] if args.opponent2 is not None else [])
     names += [args.opponent] * (players - len(names))
     _check_bots_for(spec, names, players)
     return players, names
@@ -237,10 +296,12 @@ def cmd_match(args, out: TextIO, err: Optional[TextIO] = None) -> int:
     seed, note = _seed_or_draw(args.seed)
     option_names = ("--agent", "--opponent", "--opponent2")
     agents = [_load(spec.name, name, derive_seed(seed, 1 + i), option_names[min(i, 2)]) for i, name in enumerate(names)]
+    _fit(spec.name, [(option_names[min(i, 2)], n, a) for i, (n, a) in enumerate(zip(names, agents))], players,
+         options, err if err is not None else sys.stderr)
     _note(note, out)
     settings = ", ".join([f"{players} players"] + [f"{k} {v}" for k, v in options.items()])
     result = play_match_n(
-        spec.name, agents, args.games, seed=seed, names=names,
+        spec.name, agents, args.games, seed=seed, names=[_label(n) for n in names],
         progress=progress_printer(err) if err is not None else None,
         settings=settings, note="A win is not losing; seat 1 moves first.", **options,
     )
@@ -248,37 +309,66 @@ def cmd_match(args, out: TextIO, err: Optional[TextIO] = None) -> int:
     return 0
 
 
-def _agents_to_evaluate(game: str, name: str, seed: Optional[int], out: TextIO) -> list[tuple[str, object]]:
+EVALUATED_PLAYERS = 2  # evaluate and export are about two-player games
+
+
+def _agents_to_evaluate(game: str, name: str, seed: Optional[int], out: TextIO, err: TextIO, options: dict,
+                        exact: bool) -> list[tuple[str, object]]:
     if name != "all":
-        return [(name, _load(game, name, seed, "--agent"))]
+        agent = _load(game, name, seed, "--agent")
+        _fit(game, [("--agent", name, agent)], EVALUATED_PLAYERS, options, err, exact=exact)
+        return [(_label(name), agent)]
     found = []
     for n in games.get(game).agent_names:
         try:
-            found.append((n, load_agent(game, n, seed, option="--agent")))
+            agent = load_agent(game, n, seed, option="--agent")
+            warning = check_fit(game, agent, n, "--agent", EVALUATED_PLAYERS, options, exact=exact)
         except AgentLoadError as e:
-            print(f"(skipping {n}: {str(e).splitlines()[0]})", file=out)
+            print(wrap(f"(skipping {n}: {str(e).splitlines()[0]})"), file=out)
+            continue
+        if warning:
+            print(warning, file=err)
+        found.append((n, agent))
     return found
 
 
 def cmd_evaluate(args, out: TextIO, err: Optional[TextIO] = None) -> int:
     spec = games.get(args.game)
+    options = _options(spec, args)
     seed, note = _seed_or_draw(args.seed)
-    rows = _agents_to_evaluate(spec.name, args.agent, derive_seed(seed, 1), out)
+    rows = _agents_to_evaluate(spec.name, args.agent, derive_seed(seed, 1), out,
+                               err if err is not None else sys.stderr, options, args.exact)
     if not args.exact:
         _note(note, out)
-    games.load(spec.evaluate)(rows, args.exact, args.games, seed, out, err)
+    games.load(spec.evaluate)(rows, args.exact, args.games, seed, out, err, **options)
     return 0
+
+
+def _check_out(path: str) -> None:
+    """Refuse an --out that cannot be a file to write, before the work of computing it."""
+    if not path.strip():
+        raise UsageError("--out '': give the name of the CSV file to write")
+    target = Path(path)
+    try:
+        if target.is_dir():
+            raise UsageError(f"--out {path}: is a folder; give the name of the CSV file to write in it")
+        if not target.parent.is_dir():
+            raise UsageError(f"--out {path}: there is no folder {target.parent} to write it in")
+    except OSError as e:
+        raise UsageError(f"--out {path[:60]}: cannot write there ({e.strerror or e})") from None
 
 
 def cmd_export(args, out: TextIO) -> int:
     spec = games.get(args.game)
     exporter = games.load(spec.export)
+    _check_out(args.out)
     agent = _load(spec.name, args.agent, None, "--agent")
+    _fit(spec.name, [("--agent", args.agent, agent)], EVALUATED_PLAYERS, _options(spec, args), sys.stderr, exact=True)
     table = exporter.policy_table(agent)
     try:
         n = exporter.write_policy_csv(table, args.out)
     except OSError as e:
-        raise UsageError(f"cannot write {args.out}: {e.strerror or e}") from None
+        raise UsageError(f"--out {args.out}: cannot write it ({e.strerror or e})") from None
     note = "" if exporter.is_deterministic(table) else f" ({args.agent} is stochastic: each row is its most probable move)"
     print(f"wrote {n} rows (one per decision state) to {args.out}{note}", file=out)
     return 0
@@ -301,7 +391,7 @@ def main(
         return int(e.code or 0)
     try:
         if args.command in games.names():
-            return cmd_play(args, out, input_fn or input)
+            return cmd_play(args, out, input_fn or input, err)
         if args.command == "match":
             return cmd_match(args, out, err)
         if args.command == "evaluate":
@@ -318,5 +408,22 @@ def main(
     raise AssertionError(f"unhandled command {args.command!r}")
 
 
+def run() -> None:
+    """The program: ``main()``, and when the reader of our output goes away
+    (``python -m play ... | head -1``), a quiet exit instead of a BrokenPipeError
+    traceback (the way the Python docs' "Note on SIGPIPE" does it)."""
+    try:
+        try:
+            code = main()
+        except SystemExit as e:  # --help, or argparse's usage error: its output is still to be flushed
+            code = e.code
+        sys.stdout.flush()  # the last output, written while we can still catch its error
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout again at exit
+        code = 1
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -20,23 +20,28 @@ from typing import Callable, Iterable, Optional, Sequence, TextIO
 from agents.base import Agent
 from envs import game420 as g
 from envs.dice import DiceSource
-from envs.narrate import hand_total
+from envs.narrate import fit, hand_total, wrap
 from play.session import Session
 from play.prompt import ALL_WORDS, Command, ask_move, command_word, play_series, strip_word
 from play.prompt import parse_dice as read_dice
 
 InputFn = Callable[[str], str]
 
-PROMPT_HINT = '(e.g. "1 5", "1,5", "15", "all"; "?" for help, "legal" lists legal moves, "q" quits)'
+# shown on its own line before the first question of a game; later questions carry SHORT_HINT
+PROMPT_HINT = '(type the dice to reroll, e.g. "1 5", "1,5", "15", "all"; "?" for help,\n"legal" lists your legal moves, "q" quits)'
+SHORT_HINT = '("?" for help)'
 
 HELP = """\
 How to play 420: be the first to make your four dice total exactly 20 (R5).
-Red moves first, then the players alternate (R6). Your first turn rolls all four dice (R1).
-With more players (R7): each round is a race among those still in; whoever makes 20
-drops out (not a loser), a new round starts, and the last player left loses.
-On each later turn you reroll 1, 2, 3 or all 4 of your dice (R2). Type the VALUES of
-the dice to reroll, in any order:  "1 5", "1,5" or "15" rerolls a 1 and a 5;
-"6 6" rerolls two sixes; "all" rerolls all four. "keep 6 6" says it the other way round.
+Red moves first, then the players alternate (R6). Your first turn rolls all
+four dice (R1).
+With more players (R7): each round is a race among those still in; whoever
+makes 20 drops out (not a loser), a new round starts, and the last player left
+loses.
+On each later turn you reroll 1, 2, 3 or all 4 of your dice (R2). Type the
+VALUES of the dice to reroll, in any order: "1 5", "1,5" or "15" rerolls a 1
+and a 5; "6 6" rerolls two sixes; "all" rerolls all four. "keep 6 6" says it
+the other way round.
 What you keep must qualify (R3):
   reroll 3 dice only if the die you keep is 5 or 6;
   reroll 2 dice only if the two you keep sum to 10 or more;
@@ -151,7 +156,7 @@ class TerminalGame:
         self.session: Optional[Session] = None
 
     def say(self, text: str = "") -> None:
-        print(text, file=self.out, flush=True)
+        print(wrap(text), file=self.out, flush=True)
 
     # names -------------------------------------------------------------------------
     def who(self, seat: int) -> str:
@@ -182,10 +187,11 @@ class TerminalGame:
         labels = ["" if s == self.human else self.opponent_names[(s - self.human - 1) % n] for s in range(n)]
         self.session = session = Session("420", bots, self.human, self.dice, labels=labels)
         if n == 2:
-            self.say(
+            self.say(fit(
                 f"420: you play {g.SEAT_NAMES[self.human]} against {self.opponent_name} "
-                f"({g.SEAT_NAMES[1 - self.human]}). Red moves first. First hand to total exactly 20 wins."
-            )
+                f"({g.SEAT_NAMES[1 - self.human]}).", "Red moves first.", "First hand to total exactly 20 wins.",
+                indent="",
+            ))
         else:
             self.say(f"420 with {n} players: you are {g.seat_name(self.human, n)}. Each round is a race to\n"
                      "make exactly 20; its winner drops out. The last player left loses.")
@@ -207,9 +213,9 @@ class TerminalGame:
         """Ask the person for a move until it is legal."""
 
         def prompt() -> str:
-            hint = PROMPT_HINT if not self.hinted else '("?" for help, "legal" lists legal moves)'
-            self.hinted = True
-            return f"Your hand {_total(hand)}. Reroll which dice? {hint} > "
+            question = f"Your hand {_total(hand)}. Reroll which dice?"
+            first, self.hinted = not self.hinted, True
+            return f"{PROMPT_HINT}\n{question} > " if first else f"{question} {SHORT_HINT} > "
 
         return ask_move(self.input_fn, self.say, prompt, lambda line: parse_command(line, hand), HELP,
                         lambda: legal_moves_text(hand), g.IllegalAction)

@@ -24,6 +24,7 @@ from typing import Callable, Optional, Sequence, TextIO
 from agents.base import Agent
 from envs import game421 as g
 from envs.dice import DiceSource
+from envs.narrate import fit, wrap
 from envs.narrate import plural as _plural
 from play.cli420 import ScriptedInput  # noqa: F401 (re-exported for tests and callers)
 from play.prompt import ALL_WORDS, Command, ask_move, command_word, play_series, strip_word
@@ -32,29 +33,37 @@ from play.session import Session
 
 InputFn = Callable[[str], str]
 
-PROMPT_HINT = '("s" stops; type the dice to reroll, e.g. "6 5", "65", "all", or "keep 4 2"; "?" help, "legal" lists moves, "q" quits)'
-FOLLOWER_HINT = '(type the dice to reroll, e.g. "6 5", "65", "all", or "keep 4 2"; "?" help, "legal" lists moves, "q" quits)'
-SHORT_HINT = '("?" for help, "legal" lists legal moves)'
+# shown on their own lines before the first question of a game (the leader's, a follower's)
+PROMPT_HINT = ('("s" stops; type the dice to reroll, e.g. "6 5", "65", "all", or "keep 4 2";\n'
+               '"?" for help, "legal" lists your legal moves, "q" quits)')
+FOLLOWER_HINT = ('(type the dice to reroll, e.g. "6 5", "65", "all", or "keep 4 2";\n'
+                 '"?" for help, "legal" lists your legal moves, "q" quits)')
 
 HELP = """\
-How to play 421 (2 or 3 players and a pot of tokens; whoever ends up holding every token loses).
+How to play 421 (2 or 3 players and a pot of tokens; whoever ends up holding
+every token loses).
 Hands, high to low, with the tokens they are worth (H1):
-  4-2-1 (10)  1-1-1 (7)  6-1-1, 6-6-6 (6)  5-1-1, 5-5-5 (5)  4-1-1, 4-4-4 (4)  3-1-1, 3-3-3 (3)
-  2-1-1, 2-2-2, 6-5-4, 5-4-3, 4-3-2, 3-2-1, 2-2-1 (2 each); any other hand is worth 1,
-  and those compare by their dice read high to low (5-5-2 > 5-4-2 > 5-2-2).
-Charge (H2, played for you): each round everyone rolls once; the lowest hand takes from the
-  pot what the highest hand is worth, until the pot is empty. Whoever has no token is out, a winner.
-Discharge (H4): each round the leader rolls up to 3 times and may stop after roll 1 or 2.
-  Everyone else must then make exactly as many rolls as the leader (no stopping early),
-  rerolling at least one die each time. The highest hand gives the lowest hand as many tokens
-  as it is worth (at most what it holds). Run out of tokens and you leave, a winner (H5).
+  4-2-1 (10)  1-1-1 (7)  6-1-1, 6-6-6 (6)  5-1-1, 5-5-5 (5)  4-1-1, 4-4-4 (4)
+  3-1-1, 3-3-3 (3)  2-1-1, 2-2-2, 6-5-4, 5-4-3, 4-3-2, 3-2-1, 2-2-1 (2 each);
+  any other hand is worth 1, and those compare by their dice read high to low
+  (5-5-2 > 5-4-2 > 5-2-2).
+Charge (H2, played for you): each round everyone rolls once; the lowest hand
+  takes from the pot what the highest hand is worth, until the pot is empty.
+  Whoever has no token is out, a winner.
+Discharge (H4): each round the leader rolls up to 3 times and may stop after
+  roll 1 or 2. Everyone else must then make exactly as many rolls as the
+  leader (no stopping early), rerolling at least one die each time. The
+  highest hand gives the lowest hand as many tokens as it is worth (at most
+  what it holds). Run out of tokens and you leave, a winner (H5).
   Whoever received tokens leads the next round (H7).
-A tie for the lowest hand is settled by RAMPO: one roll each, the lowest loses, and only
-  1 token moves (H6). Ties higher up go to whoever played earlier.
+A tie for the lowest hand is settled by RAMPO: one roll each, the lowest
+  loses, and only 1 token moves (H6). Ties higher up go to whoever played
+  earlier.
 On your turn type:
-  "stop" or "s"          stop now (the leader only, after roll 1 or 2)
-  the dice to reroll     "6 5", "65" or "6,5" rerolls a 6 and a 5; "all" rerolls all three
-  "keep 4 2"             keeps a 4 and a 2 and rerolls the rest
+  "stop" or "s"        stop now (the leader only, after roll 1 or 2)
+  the dice to reroll   "6 5", "65" or "6,5" rerolls a 6 and a 5;
+                       "all" rerolls all three
+  "keep 4 2"           keeps a 4 and a 2 and rerolls the rest
   "legal" lists your legal moves, "?" shows this help, "q" quits."""
 
 STOP_WORDS = {"stop", "s"}
@@ -178,7 +187,7 @@ class TerminalGame421:
         self.session: Optional[Session] = None
 
     def say(self, text: str = "") -> None:
-        print(text, file=self.out, flush=True)
+        print(wrap(text), file=self.out, flush=True)
 
     # names -------------------------------------------------------------------------
     def who(self, seat: int) -> str:
@@ -210,11 +219,9 @@ class TerminalGame421:
         self.session = session = Session("421", bots, self.human, self.dice, labels=labels, pot=self.pot)
         game = session.game
         seats = ", ".join(self.who(s) for s in range(self.n_players))
-        self.say(
-            f"421: {self.n_players} players ({seats}), pot {self.pot}. "
-            f"{self.who(game.first_player)} plays first (drawn at random). "
-            "Whoever ends up holding every token loses; '?' at your turn explains the rules."
-        )
+        self.say(f"421: {self.n_players} players ({seats}), pot {self.pot}.")
+        self.say(fit(f"{self.who(game.first_player)} plays first (drawn at random).",
+                     "Whoever ends up holding every token loses;", "'?' at your turn explains the rules.", indent=""))
         while True:
             for line in session.read():
                 self.say(line)
@@ -232,16 +239,18 @@ class TerminalGame421:
         seat, hand = game.current_player, game.dice_in_hand
         lines = []
         if seat == game.leader:
-            lines.append(
-                f"Your turn, {self.who(seat)}: you lead this round, roll {game.rolls_used} of at most {game.rolls_allowed}. "
-                f"If you stop now, every other player must make exactly {_plural(game.rolls_used, 'roll')}."
-            )
+            lines.append(fit(
+                f"Your turn, {self.who(seat)}: you lead this round, roll {game.rolls_used} of at most {game.rolls_allowed}.",
+                f"If you stop now, every other player must make exactly {_plural(game.rolls_used, 'roll')}.",
+                indent="",
+            ))
         else:
-            lines.append(
-                f"Your turn, {self.who(seat)}: roll {game.rolls_used} of {game.rolls_allowed}. The leader "
-                f"{self.who(game.leader)} made {_plural(game.rolls_allowed, 'roll')}, so you must make exactly "
-                f"{game.rolls_allowed} (no stopping)."
-            )
+            lines.append(fit(
+                f"Your turn, {self.who(seat)}: roll {game.rolls_used} of {game.rolls_allowed}.",
+                f"The leader {self.who(game.leader)} made {_plural(game.rolls_allowed, 'roll')},",
+                f"so you must make exactly {game.rolls_allowed} (no stopping).",
+                indent="",
+            ))
         lines.append(f"  your dice:    {g.hand_str(hand)}")
         if game.hands_played:
             for s, h, rolls in game.hands_played:
@@ -277,9 +286,9 @@ class TerminalGame421:
         question = "Stop, or reroll which dice?" if leader else "Reroll which dice?"
 
         def prompt() -> str:
-            hint = SHORT_HINT if self.hinted else PROMPT_HINT if leader else FOLLOWER_HINT
-            self.hinted = True
-            return f"Your dice {g.hand_str(hand)} (roll {game.rolls_used} of {game.rolls_allowed}). {question} {hint} > "
+            text = f"Your dice {g.hand_str(hand)} (roll {game.rolls_used} of {game.rolls_allowed}). {question} > "
+            first, self.hinted = not self.hinted, True
+            return f"{PROMPT_HINT if leader else FOLLOWER_HINT}\n{text}" if first else text
 
         return ask_move(self.input_fn, self.say, prompt, lambda line: parse_command(line, hand), HELP,
                         lambda: legal_moves_text(hand, game.legal_actions()), g.IllegalAction)

@@ -120,8 +120,11 @@ def evaluate(rows: list[tuple[str, object]], exact: bool, n_games: int, seed: in
     from agents.bots420 import OptimalAgent
     from play.tournament import format_match, play_match
 
+    from envs.narrate import wrap
+
     optimal = OptimalAgent()
-    print(f"Simulated against the optimal bot ({n_games} games each; --exact gives exact figures):", file=out)
+    print(wrap(f"Simulated against the optimal bot ({n_games} games each; --exact gives exact figures):",
+               indent=""), file=out)
     for name, agent in rows:
         result = play_match("420", agent, optimal, n_games, seed=seed, names=(name, "optimal"))
         print(file=out)

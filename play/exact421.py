@@ -8,6 +8,7 @@ import agents
 import games
 from agents import solver421
 from play import UsageError, derive_seed, progress_printer
+from envs.narrate import wrap
 from play.tournament import format_against, play_match_n
 
 
@@ -39,9 +40,9 @@ def evaluate(rows: list[tuple[str, object]], exact: bool, n_games: int, seed: in
         return
     progress = progress_printer(err) if err is not None else None
     bots = list(games.get("421").bots)
-    print(f"421, simulated: each agent against each built-in bot ({', '.join(bots)}), {n_games}\n"
-          f"two-player games each (pot {pot}, seed {seed}), moving first in half of them.\n"
-          "A win is not losing.", file=out)
+    print(wrap(f"421, simulated: each agent against each built-in bot ({', '.join(bots)}), "
+               f"{n_games} two-player games each (pot {pot}, seed {seed}), moving first in half of them. "
+               "A win is not losing.", indent=""), file=out)
     for name, agent in rows:
         results = []
         for k, bot in enumerate(bots):

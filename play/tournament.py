@@ -20,6 +20,7 @@ import games as registry
 from agents.base import Agent
 from envs.dice import DiceSource, RandomDice
 from envs.engine import play_out
+from envs.narrate import wrap
 
 # (games done, games in all) -> None; called after every game of a match
 Progress = Callable[[int, int], None]
@@ -199,10 +200,10 @@ def format_match(result: MatchResult, confidence: float = 0.95) -> str:
     else:
         rotation = f"seats rotate through all {math.factorial(len(names))} orders"
     lines = [
-        f"{result.game} match: {' vs '.join(result.names)}, {result.n_games} games"
-        + (f", {result.settings}" if result.settings else "")
-        + (f", seed {result.seed}" if result.seed is not None else ""),
-        f"({rotation})",
+        wrap(f"{result.game} match: {' vs '.join(result.names)}, {result.n_games} games"
+             + (f", {result.settings}" if result.settings else "")
+             + (f", seed {result.seed}" if result.seed is not None else "")),
+        wrap(f"({rotation})"),
         *([result.note] if result.note else []),
         f"{'':<{width}}  {'':<{seat_w}}  win rate [{pct} Wilson CI]  (wins/games)",
     ]
@@ -214,23 +215,23 @@ def format_match(result: MatchResult, confidence: float = 0.95) -> str:
 
 
 def format_against(name: str, results: Sequence[MatchResult], confidence: float = 0.95) -> str:
-    """One agent (player 0 of every result) against several opponents: a row per
-    opponent with its win rate overall and in each seat, each with its interval."""
+    """One agent (player 0 of every result) against several opponents: for each
+    opponent a row with its win rate overall, then one row per seat it held, each
+    with its interval (rows, not columns, so the table fits in 80 columns)."""
     if not results:
         return f"{name}: no opponents"
     seat_names = results[0].seat_names
-    cols = ["overall", *(f"as {s}" for s in seat_names)]
-    rows = [[r.overall(0), *(r.in_seat(0, s) for s in range(len(seat_names)))] for r in results]
-    cells = [[rate.describe(confidence).strip() for rate in row] for row in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
     opp_w = max(len("opponent"), *(len(r.names[1]) for r in results))
+    seat_w = max(len("overall"), *(len(f"as {s}") for s in seat_names))
     pct = f"{100 * confidence:g}%"
     lines = [
-        f"{name}: win rate [{pct} Wilson CI] (wins/games) against each opponent",
-        "  ".join([f"{'opponent':<{opp_w}}", *(f"{c:<{w}}" for c, w in zip(cols, widths))]).rstrip(),
+        wrap(f"{name}: win rate [{pct} Wilson CI] (wins/games) against each opponent"),
+        f"{'opponent':<{opp_w}}  {'seat':<{seat_w}}  win rate",
     ]
-    for r, row in zip(results, cells):
-        lines.append("  ".join([f"{r.names[1]:<{opp_w}}", *(f"{c:<{w}}" for c, w in zip(row, widths))]).rstrip())
+    for r in results:
+        rates = [("overall", r.overall(0)), *((f"as {s}", r.in_seat(0, i)) for i, s in enumerate(seat_names))]
+        for k, (where, rate) in enumerate(rates):
+            lines.append(f"{r.names[1] if k == 0 else '':<{opp_w}}  {where:<{seat_w}}  {rate.describe(confidence)}")
     return "\n".join(lines)
 
 

@@ -25,6 +25,12 @@ from play.cli420 import ScriptedInput, parse_command, play_terminal
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def flat(text: str) -> str:
+    """The text with every line break and run of spaces as one space: sentences the
+    terminal wraps to fit 80 columns read as one line again."""
+    return " ".join(text.split())
+
+
 def session(dice, lines, seat="red", opponent="greedy", games=1):
     out = io.StringIO()
     rc = play_terminal(
@@ -58,8 +64,8 @@ def test_bad_inputs_are_explained_and_asked_again_then_a_legal_move_wins():
     assert "could not read 'x'" in text
     assert "7 is not a die value" in text
     assert "only 4 dice" in text
-    assert "cannot reroll 2: the hand 6-6-5-1 does not hold those dice" in text
-    assert "cannot keep 6-5-1 and reroll 6" in text and "(R3)" in text
+    assert "cannot reroll 2: the hand 6-6-5-1 does not hold those dice" in flat(text)
+    assert "cannot keep 6-5-1 and reroll 6" in flat(text) and "(R3)" in text
     assert "Red (you) kept 6-6, rolled 5-3 -> 6-6-5-3 (20)" in text
     assert "Red (you) made 20: you win!" in text
     # both hands are shown, with totals, before the person moves
@@ -95,7 +101,7 @@ def test_forced_turns_are_played_with_the_reason():
     rc, text = session(dice, ["15"])
     assert rc == 0
     assert "Red (you) rolls all four (first turn, R1) -> 6-6-5-1 (18)" in text
-    assert "Blue (greedy): nothing in 3-2-1-1 (7) may be kept (R3), rerolls all four -> 1-1-1-1 (4)" in text
+    assert "Blue (greedy): nothing in 3-2-1-1 (7) may be kept (R3), rerolls all four -> 1-1-1-1 (4)" in flat(text)
     assert "Red (you): 6-6-6-6 (24) is over 20, rerolls all four (R4) -> 5-5-5-5 (20)  = 20!" in text
     assert text.count("Reroll which dice?") == 1  # forced turns never ask
     assert "you win!" in text

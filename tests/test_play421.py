@@ -42,6 +42,12 @@ class ScriptedAgent:
         return action
 
 
+def flat(text: str) -> str:
+    """The text with every line break and run of spaces as one space: sentences the
+    terminal wraps to fit 80 columns read as one line again."""
+    return " ".join(text.split())
+
+
 def session(dice, lines, seat=0, opponents=("greedy421",), pot=5, seats=(0,), games=1):
     out = io.StringIO()
     bots = [make_agent("421", o) if isinstance(o, str) else o for o in opponents]
@@ -72,7 +78,7 @@ def test_worked_example_bad_inputs_are_explained_and_the_game_plays_to_the_end()
     assert rc == 0
     # the charge, with its RAMPO, is narrated roll by roll with the pot and tokens
     assert "Charge round 1 (order P1, P2):\n  P1 (you) rolls 2-1-1\n  P2 (greedy421) rolls 5-5-1" in text
-    assert "P2 (greedy421) has the lowest hand and takes 2 tokens from the pot (the highest hand, 2-1-1, is worth 2)" in text
+    assert "P2 (greedy421) has the lowest hand and takes 2 tokens from the pot (the highest hand, 2-1-1, is worth 2)" in flat(text)
     assert "Tokens: P1 (you) 0, P2 2 | pot 3" in text
     assert "Tie for the lowest hand -> RAMPO, one roll each: P2 (greedy421), P1 (you)" in text
     assert "RAMPO: P2 (greedy421) rolls 6-4-2\n    RAMPO: P1 (you) rolls 6-3-2" in text
@@ -84,14 +90,15 @@ def test_worked_example_bad_inputs_are_explained_and_the_game_plays_to_the_end()
     prompts = re.findall(r"Your dice 5-4-1 \(roll 1 of 3\)\. Stop, or reroll which dice\?", text)
     assert len(prompts) == len(bad) + 1  # one re-prompt per bad input
     assert '"s" stops' in text and '"6 5", "65", "all", or "keep 4 2"' in text
+    assert text.count('"s" stops') == 1  # the long hint, on its own line, only before the first question
     assert "could not read 'x'" in text
     assert "7 is not a die value" in text
-    assert "cannot reroll 3: your dice are 5-4-1" in text
-    assert "cannot reroll 5: your dice are 5-4-1" in text  # only one 5 to reroll
-    assert "only 3 dice" in text
-    assert "you must reroll at least one die (H4)" in text
-    assert "cannot keep 6: your dice 5-4-1 do not hold those values" in text
-    assert text.count('type "stop", the values of the dice to reroll') >= 2  # "x" and the empty line
+    assert "cannot reroll 3: your dice are 5-4-1" in flat(text)
+    assert "cannot reroll 5: your dice are 5-4-1" in flat(text)  # only one 5 to reroll
+    assert "only 3 dice" in flat(text)
+    assert "you must reroll at least one die (H4)" in flat(text)
+    assert "cannot keep 6: your dice 5-4-1 do not hold those values" in flat(text)
+    assert flat(text).count('type "stop", the values of the dice to reroll') >= 2  # "x" and the empty line
     # the moves: the person's, then every roll of the bot, the exchange and the end
     assert "P1 (you) roll 2: kept 4-1, rolled 6 -> 6-4-1" in text
     assert "P1 (you) roll 3: kept 4-1, rolled 4 -> 4-4-1" in text
@@ -100,7 +107,7 @@ def test_worked_example_bad_inputs_are_explained_and_the_game_plays_to_the_end()
     assert "P2 (greedy421) roll 2: kept 1, rolled 4-1 -> 4-1-1" in text
     assert "P2 (greedy421) roll 3: kept 4-1, rolled 1 -> 4-1-1" in text
     assert ("highest hand 4-1-1 (worth 4) by P2 (greedy421), lowest 4-4-1 by P1 (you): "
-            "P2 gives P1 3 tokens (all it held; 4 due)") in text
+            "P2 gives P1 3 tokens (all it held; 4 due)") in flat(text)
     assert "Tokens: P1 (you) 5, P2 0" in text
     assert "P2 (greedy421) has no tokens left and leaves the game, a winner." in text
     assert text.rstrip().endswith("Game over: P1 (you) holds all 5 tokens and loses the game. You lose.")
@@ -113,10 +120,10 @@ def test_a_follower_cannot_stop_and_must_make_the_leaders_number_of_rolls():
     assert rc == 0
     assert "P1 (scripted) roll 2: kept 4-1, rolled 6 -> 6-4-1" in text
     assert ("Your turn, P2 (you): roll 1 of 3. The leader P1 (scripted) made 3 rolls, "
-            "so you must make exactly 3 (no stopping).") in text
+            "so you must make exactly 3 (no stopping).") in flat(text)
     assert "played:       P1 (scripted) 4-4-1 (leader, 3 rolls)" in text  # the leader's hand and roll count
-    assert text.count("Not a legal move: you cannot stop: the leader P1 (scripted) made 3 rolls, "
-                      "so you must make exactly 3 and this is roll 1 (H4)") == 2
+    assert flat(text).count("Not a legal move: you cannot stop: the leader P1 (scripted) made 3 rolls, "
+                            "so you must make exactly 3 and this is roll 1 (H4)") == 2
     assert len(re.findall(r"Your dice 1-1-1 \(roll 1 of 3\)\. Reroll which dice\?", text)) == 3
     assert "P2 (you) roll 2: kept 1-1, rolled 4 -> 4-1-1" in text
     assert "P2 (you) roll 3: kept 1-1, rolled 4 -> 4-1-1" in text
@@ -343,9 +350,12 @@ def test_evaluate_by_simulation_against_every_bot(capsys):
     assert main(["evaluate", "421", "--agent", "heuristic", "--games", "10", "--seed", "1"]) == 0
     text = capsys.readouterr().out
     assert "heuristic: win rate [95% Wilson CI] (wins/games) against each opponent" in text
+    lines = text.splitlines()
     for bot in BOT_NAMES_421:
-        line = next(l for l in text.splitlines() if l.startswith(bot + " "))
-        cells = re.findall(r"([\d.]+)% \[\s*([\d.]+)%,\s*([\d.]+)%\]\s+\((\d+)/(\d+)\)", line)
+        start = next(i for i, l in enumerate(lines) if l.startswith(bot + " "))
+        block = lines[start:start + 3]  # its rows: overall, then as P1 (moving first), as P2
+        assert [re.search(r"(overall|as P1|as P2)", l).group(1) for l in block] == ["overall", "as P1", "as P2"]
+        cells = [re.search(r"([\d.]+)% \[\s*([\d.]+)%,\s*([\d.]+)%\]\s+\((\d+)/(\d+)\)", l).groups() for l in block]
         assert [int(c[4]) for c in cells] == [10, 5, 5]  # overall, moving first, moving second
         assert int(cells[0][3]) == int(cells[1][3]) + int(cells[2][3])
 

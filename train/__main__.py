@@ -1,63 +1,122 @@
 """python -m train PRESET [options]: fit a MaskablePPO bot (see --help).
 
-Bad input (a flag out of range, a name that is not a plain file name, a name
-already taken, a saved run that cannot be resumed, a run of that name already
-training) is one ``error:`` line on stderr and exit code 2."""
+Bad input (a flag out of range, a folder that cannot be written, a name that
+is not a plain file name, a name already taken, a saved run that cannot be
+resumed, a run of that name already training) is one ``error:`` line on stderr
+and exit code 2.  When the reader of the output goes away (``| head -1``) the
+program exits quietly with code 1."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
+import textwrap
 from pathlib import Path
 
 from train.presets import PRESETS
 
+MAX_SEED = 2**32 - 1  # numpy's legacy seeding (SB3 seeds it) takes no more
+MAX_N_ENVS = 65_536  # games stepped at once: the rollout buffer holds n_envs x n_steps of each
+MAX_NAME = 100  # train.checkpoint.NAME_PATTERN's length
+
+
+def _whole(low: int, high: int, why: str = ""):
+    """An argparse type: a whole number in ``low..high``, else one line saying so."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text[:40]!r}") from None
+        if not low <= value <= high:
+            shown = str(value) if len(str(value)) <= 24 else f"a number of {len(str(value))} digits"
+            raise argparse.ArgumentTypeError(f"must be from {low:,} to {high:,}{why}, got {shown}")
+        return value
+
+    parse.__name__ = "whole number"
+    return parse
+
 
 def build_parser() -> argparse.ArgumentParser:
-    presets = "\n".join(f"  {p.name:<9} {p.description} (default {p.timesteps:,} steps)" for p in PRESETS.values())
+    presets = "\n".join(textwrap.fill(f"{p.name:<9} {p.description} (default {p.timesteps:,} steps)", 78,
+                                       initial_indent="  ", subsequent_indent=" " * 12) for p in PRESETS.values())
+    notes = textwrap.fill("Ctrl-C saves the run; --resume continues it. A name already saved is refused unless "
+                          "--resume or --overwrite is given. Watch with: tensorboard --logdir runs", 78)
     parser = argparse.ArgumentParser(
         prog="python -m train",
-        description="Train a MaskablePPO bot on a batched dice-game environment, with exact evaluation "
-        "logged to TensorBoard and checkpoints saved as it goes.",
-        epilog=f"presets:\n{presets}\n\nCtrl-C saves the run; --resume continues it. A name already saved is "
-        "refused unless --resume or --overwrite is given. Watch with: tensorboard --logdir runs",
+        description=textwrap.fill("Train a MaskablePPO bot on a batched dice-game environment, with exact "
+                                  "evaluation logged to TensorBoard and checkpoints saved as it goes.", 78),
+        epilog=f"presets:\n{presets}\n\n{notes}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("preset", choices=sorted(PRESETS), metavar="PRESET", help="one of: " + ", ".join(PRESETS))
-    parser.add_argument("--timesteps", type=int, help="total environment steps (default: the preset's)")
-    parser.add_argument("--seed", type=int, help="seed for the envs, the network and PPO (default 0; "
-                        "with --resume, the saved run's)")
-    parser.add_argument("--n-envs", type=int, help="games stepped in parallel (default: the preset's)")
-    parser.add_argument("--logdir", type=Path, default=Path("runs"), help="TensorBoard log directory (default runs/)")
-    parser.add_argument("--checkpoint-dir", type=Path, default=Path("checkpoints"), help="where checkpoints go (default checkpoints/)")
+    from train.checkpoint import MAX_TIMESTEPS
+
+    parser.add_argument("--timesteps", type=_whole(1, MAX_TIMESTEPS), help="total environment steps (default: the preset's)")
+    parser.add_argument("--seed", type=_whole(0, MAX_SEED), help=f"seed for the envs, the network and PPO, 0 to {MAX_SEED} "
+                        "(default 0; with --resume, the saved run's)")
+    parser.add_argument("--n-envs", type=_whole(1, MAX_N_ENVS, " (the rollout buffer and the env arrays grow with it)"),
+                        help=f"games stepped in parallel, at most {MAX_N_ENVS:,} (default: the preset's)")
+    parser.add_argument("--logdir", type=_folder_name, default=Path("runs"), help="TensorBoard log directory (default runs/)")
+    parser.add_argument("--checkpoint-dir", type=_folder_name, default=Path("checkpoints"),
+                        help="where checkpoints go (default checkpoints/)")
     parser.add_argument("--name", help="run name: checkpoint file stem and TensorBoard run; letters, digits, "
                         "'-', '_', '.' (default PRESET-seedSEED)")
     again = parser.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
                        help="continue the saved run NAME (NAME.pt, NAME.state, NAME.json) up to --timesteps")
     again.add_argument("--overwrite", action="store_true", help="replace the saved run NAME, if there is one")
-    parser.add_argument("--eval-every", type=int, help="steps between exact evaluations (default: the preset's)")
+    parser.add_argument("--eval-every", type=_whole(1, MAX_TIMESTEPS), help="steps between exact evaluations (default: the preset's)")
     parser.add_argument("--no-early-stop", action="store_true", help="train all --timesteps even once exactly optimal")
     parser.add_argument("--no-progress-bar", action="store_true", help="hide the progress bar")
     return parser
 
 
+def _folder_name(text: str) -> Path:
+    """An argparse type: a folder name (not empty: Path('') would quietly be the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a folder name, not an empty one")
+    return Path(text)
+
+
+def _folder(path: Path, flag: str, create: bool = True) -> str:
+    """Why ``path`` cannot be the folder ``flag`` names (creating it if ``create``), or ""."""
+    text = str(path)
+    shown = text if len(text) <= 80 else text[:77] + "..."
+    try:
+        if path.exists() and not path.is_dir():
+            return f"{flag} {shown}: is a file, not a folder"
+        if not create and not path.exists():
+            return ""
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):  # can we write there? (permissions alone miss read-only mounts)
+            pass
+    except OSError as e:
+        return f"{flag} {shown}: cannot write there ({e.strerror or type(e).__name__})"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     preset = PRESETS[args.preset]
-    from train.checkpoint import MAX_TIMESTEPS, RunError, check_name
+    from train.checkpoint import RunError, check_name
 
-    for flag in ("timesteps", "n_envs", "eval_every"):
-        value = getattr(args, flag)
-        if value is not None and not 0 < value <= MAX_TIMESTEPS:
-            print(f"error: --{flag.replace('_', '-')} must be from 1 to {MAX_TIMESTEPS:,}, got {value}", file=sys.stderr)
-            return 2
     name = args.name if args.name is not None else f"{preset.name}-seed{args.seed or 0}"
+    if len(name) > MAX_NAME:
+        print(f"error: --name is {len(name):,} characters long; a run name has 1 to {MAX_NAME} letters, digits, "
+              "'-', '_' or '.' (it names files)", file=sys.stderr)
+        return 2
     try:
         check_name(name)
     except RunError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    for path, flag, create in ((args.checkpoint_dir, "--checkpoint-dir", not args.resume), (args.logdir, "--logdir", True)):
+        problem = _folder(path, flag, create)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
     from train.run import RunConfig, train
 
     config = RunConfig(
@@ -82,5 +141,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def run() -> None:
+    """The program: ``main()``, and when the reader of our output goes away
+    (``python -m train ... | head -1``), a quiet exit instead of a BrokenPipeError
+    traceback (the way the Python docs' "Note on SIGPIPE" does it)."""
+    try:
+        try:
+            code = main()
+        except SystemExit as e:  # --help, or argparse's usage error: its output is still to be flushed
+            code = e.code
+        sys.stdout.flush()  # the last output, written while we can still catch its error
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout again at exit
+        code = 1
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

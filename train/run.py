@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList, ProgressBarCallback
 
 import agents
 import games
@@ -205,6 +205,36 @@ class SigintHeld:
             raise KeyboardInterrupt
 
 
+class StepsBar(ProgressBarCallback):
+    """SB3's progress bar, counting to the steps the run will really make.
+
+    PPO collects whole rollouts of ``n_envs x n_steps`` steps, so a run asked
+    for 200,000 steps in rollouts of 16,384 makes 212,992: that is the bar's
+    total, and it never counts past it, so it ends where the summary's step
+    count does.  :meth:`close` ends the bar at once (on Ctrl-C, before the run
+    prints its summary; SB3 closes it only when training ends normally)."""
+
+    def _on_training_start(self) -> None:
+        import warnings
+
+        from stable_baselines3.common.callbacks import tqdm
+
+        remaining = max(self.locals["total_timesteps"] - self.model.num_timesteps, 0)
+        rollout = self.model.n_steps * self.training_env.num_envs
+        with warnings.catch_warnings():  # tqdm's "rich is experimental", which SB3 silences too
+            warnings.simplefilter("ignore")
+            self.pbar = tqdm(total=-(-remaining // rollout) * rollout)
+
+    def _on_step(self) -> bool:
+        self.pbar.update(min(self.training_env.num_envs, self.pbar.total - self.pbar.n))
+        return True
+
+    def close(self) -> None:
+        bar = getattr(self, "pbar", None)
+        if bar is not None:
+            bar.close()  # a second close does nothing
+
+
 def make_env(config: RunConfig):
     """The training env: the game's batched numpy env (``GameSpec.batched_env``) of
     ``n_envs`` games against the exact table of the preset's opponent; player counts
@@ -297,18 +327,21 @@ def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
               f"({saved.wall_seconds:.1f} s so far)")
     remaining = config.timesteps - model.num_timesteps
     callback = ExactEvalCallback(config, started, history)
+    bar = StepsBar() if config.progress_bar else None
     interrupted = False
     if remaining > 0:
         try:
             model.learn(
                 remaining,
-                callback=callback,
+                callback=CallbackList([callback, bar]) if bar is not None else callback,
                 tb_log_name=config.name,
                 reset_num_timesteps=meta is None,
-                progress_bar=config.progress_bar,
             )
         except KeyboardInterrupt:
             interrupted = True
+        finally:
+            if bar is not None:
+                bar.close()  # before anything else is printed: the bar is not drawn again after the summary
     with SigintHeld(reraise=False, message="Ctrl-C: still evaluating and saving the run; it ends once the checkpoint is written"):
         if interrupted:
             print(f"\ninterrupted at {model.num_timesteps} steps; saving")
