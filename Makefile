@@ -3,7 +3,8 @@
 #                and trains the default game (ppo-420), unless that run is already trained
 #   make test    the same install, then the tests
 # Both are idempotent: the install reruns only when pyproject.toml changes.
-# Other targets: make retrain (train again, replacing the run), make install, make clean-venv.
+# Other targets: make retrain (train again, replacing the run), make install, make clean-venv,
+# make mutants MUTATE=module (mutation testing by hand).
 # VENV=path picks another environment (CI uses .ci-venv); ARGS=... passes options on.
 
 VENV ?= .venv
@@ -14,7 +15,7 @@ RUN := checkpoints/ppo-420-seed0
 # torch 2.13.0's CPU wheel: on disk on the project's machines, else PyTorch's CPU index.
 TORCH_SOURCE := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: install train retrain test clean-venv
+.PHONY: install train retrain test mutants clean-venv
 
 install: $(STAMP)
 
@@ -35,6 +36,15 @@ retrain: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest $(ARGS)
+
+# Mutation testing, by hand (not in CI): make mutants MUTATE=envs.game420 (or envs.game421,
+# agents.solver420, agents.solver421, envs.vec420, envs.vec421); configured in setup.cfg.
+MUTATE ?= envs.game420
+mutants: $(STAMP)
+	$(PY) -m pip install --quiet "mutmut>=3.8"
+	rm -rf mutants
+	$(VENV)/bin/mutmut run --max-children 1 "$(MUTATE)*"
+	$(VENV)/bin/mutmut results
 
 clean-venv:
 	rm -rf $(VENV)

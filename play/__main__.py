@@ -16,6 +16,7 @@ from typing import Callable, Optional, Sequence, TextIO
 
 import games
 from envs.narrate import wrap
+from play.web import cli as web_cli
 from play import AgentLoadError, UsageError, check_fit, derive_seed, load_agent, progress_printer
 
 PROG = "python -m play"
@@ -31,6 +32,7 @@ examples:
   python -m play evaluate 420 --agent all --exact
   python -m play evaluate 421 --agent heuristic --games 2000
   python -m play export 420 --agent optimal --out optimal420.csv
+  python -m play web --port 8420          (needs: pip install -e ".[web]")
 """
 
 
@@ -180,6 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("game", choices=exportable, help="the game")
     p.add_argument("--agent", required=True, metavar="NAME", help=agents_help)
     p.add_argument("--out", required=True, metavar="FILE.csv", help="the CSV file to write")
+
+    p = sub.add_parser("web", help="play in the browser: a page on this machine, with an exact coach",
+                       description=web_cli.DESCRIPTION)
+    web_cli.add_arguments(p)
     parser.commands = sub.choices  # name -> subparser, for the usage line of an error
     return parser
 
@@ -398,6 +404,8 @@ def main(
             return cmd_evaluate(args, out, err)
         if args.command == "export":
             return cmd_export(args, out)
+        if args.command == "web":
+            return web_cli.run(args, out, err)
     except UsageError as e:
         print(parser.commands[args.command].format_usage(), end="", file=err)
         print(f"{PROG} {args.command}: error: {e}", file=err)

@@ -520,3 +520,77 @@ def test_keeps_are_derived_from_r3():
     }
     assert set(g.KEEPS) == expected and len(g.KEEPS) == 14
     assert Counter(len(k) for k in g.KEEPS) == {0: 1, 1: 2, 2: 4, 3: 7}
+
+
+# --- exact wording and the small public helpers (found by mutation testing) -------
+
+
+def test_keep_allowed_and_must_reset_at_their_bounds():
+    assert g.keep_allowed(()) and g.keep_allowed((5,)) and not g.keep_allowed((4,))
+    assert g.keep_allowed((6, 4)) and not g.keep_allowed((6, 3))
+    assert g.keep_allowed((6, 5, 4)) and not g.keep_allowed((6, 5, 3))
+    assert not g.keep_allowed((6, 6, 6, 6))  # four kept dice reroll nothing (R2)
+    assert g.must_reset((6, 6, 5, 4)) and not g.must_reset((6, 5, 5, 4)) and not g.must_reset((1, 1, 1, 1))
+
+
+def test_action_for_reroll_messages_word_for_word():
+    cases = [
+        ((6, 6, 1, 1), (5,), "cannot reroll 5: the hand 6-6-1-1 does not hold those dice"),
+        ((4, 3, 2, 1), (), "you must reroll at least one die (R2)"),
+        ((4, 3, 2, 1), (3, 2, 1),
+         "cannot keep 4 and reroll 3-2-1: rerolling 3 dice needs the kept die to be at least 5 (R3), it is 4"),
+        ((6, 3, 2, 1), (2, 1), "cannot keep 6-3 and reroll 2-1: rerolling 2 dice needs the kept dice to sum"
+                               " to at least 10 (R3), they sum to 9"),
+        ((6, 5, 3, 1), (1,), "cannot keep 6-5-3 and reroll 1: rerolling 1 die needs the kept dice to sum"
+                             " to at least 15 (R3), they sum to 14"),
+        ((6, 6, 5, 4), (4,), "cannot keep 6-6-5 and reroll 4: the hand totals 21, over 20, so all four dice"
+                             " must be rerolled (R4)"),
+    ]
+    for hand, reroll, message in cases:
+        with pytest.raises(g.IllegalAction) as err:
+            g.action_for_reroll(hand, reroll)
+        assert str(err.value) == message
+    assert g.explain_illegal((4, 3, 2, 1), (4, 3, 2, 1)) == "at least one die must be rerolled (R2)"
+
+
+def test_apply_messages_word_for_word():
+    game = g.Game420(dice=ScriptedDice([5, 5, 2, 1, 1, 1, 1, 1]))
+    legal = "legal: ['keep nothing, reroll 5-5-2-1', 'keep 5, reroll 5-2-1', 'keep 5-5, reroll 2-1']"
+    with pytest.raises(g.IllegalAction) as err:
+        game.apply(keep(6))
+    assert str(err.value) == f"illegal move 2 for Red: the hand 5-5-2-1 does not hold 6; {legal}"
+    for action in (g.N_ACTIONS, -1):  # just past either end
+        with pytest.raises(g.IllegalAction) as err:
+            game.apply(action)
+        assert str(err.value) == f"illegal move {action} for Red: action must be an integer in 0..13; {legal}"
+    with pytest.raises(ValueError) as err:
+        g.Game420(3, dice=ScriptedDice([]), first_player=3)
+    assert str(err.value) == "first_player must be a seat 0..2, got 3"
+    over = g.Game420(dice=ScriptedDice([6, 5, 5, 4]))
+    with pytest.raises(g.IllegalAction) as err:
+        over.apply(g.REROLL_ALL)
+    assert str(err.value) == "the game is over: no move is legal"
+
+
+def test_names_and_descriptions():
+    assert [g.seat_name(s, 2) for s in (0, 1)] == ["Red", "Blue"]
+    assert [g.seat_name(s, 3) for s in (0, 2)] == ["Player 1", "Player 3"]
+    assert g.Game420(dice=ScriptedDice(list(CHOICE) * 2)).seat_name(1) == "Blue"
+    assert g.Game420(3, dice=ScriptedDice(list(CHOICE) * 3), first_player=0).seat_name(1) == "Player 2"
+    assert g.describe_action(g.REROLL_ALL, None) == "roll all four"
+    assert g.describe_action(keep(6, 6), (6, 6, 1, 1)) == "keep 6-6, reroll 1-1"
+    assert g.describe_action(g.REROLL_ALL, (6, 6, 1, 1)) == "keep nothing, reroll 6-6-1-1"
+    assert g.format_hand(None) == "(none)" and g.format_hand((6, 5, 2, 1)) == "6-5-2-1"
+
+
+def test_default_dice_are_random():
+    game = g.Game420()
+    assert isinstance(game.dice, RandomDice) and game.hands[g.RED] is not None
+
+
+def test_420_has_no_game_options():
+    assert g.check_options() == {}
+    for options, message in (({"pot": 3}, "420 has no option pot"), ({"x": 1, "a": 2}, "420 has no option a, x")):
+        with pytest.raises(ValueError) as err:
+            g.check_options(**options)
+        assert str(err.value) == message

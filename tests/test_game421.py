@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from envs import engine
 from envs import game420
+from envs import game421 as g
 from envs.dice import RandomDice, ScriptedDice
 from envs.game421 import (
     HANDS, KEEPS, N_ACTIONS, STOP, Game421, IllegalAction, action_for_keep,
@@ -404,6 +405,26 @@ def test_h6_discharge_three_players_all_tied_the_rampo_winner_gives_one():
     assert game.tokens == [2, 4, 3]
 
 
+def test_h6_discharge_three_players_all_tied_then_two_tied_the_first_rampo_winner_gives():
+    # Decision: the winner is the best hand of the first RAMPO roll that is not a tie all
+    # round.  All three tie on 6-5-3; RAMPO order 0, 1, 2: seat 0 rolls 5-5-5, seats 1 and 2
+    # tie on 6-5-2, so seat 0 has won the RAMPO; seats 2 and 1 roll again (seat 2 made the
+    # tie) and seat 1 loses.  Seat 0 gives, not seat 2, the better of the second roll.
+    takers = [0, 0, 0, 2, 2, 2, 1, 1, 1]
+    game, dice = new_game(takers, "653  653  653   555 652 652   653 652  653", n_players=3)
+    game.apply(STOP)
+    assert [e["order"] for e in of_type(game, "rampo")] == [[0, 1, 2], [2, 1]]
+    assert of_type(game, "rampo_roll")[:2] == [
+        {"type": "rampo_roll", "phase": "discharge", "seat": 0, "roll": 1, "keep": (), "rolled": (5, 5, 5),
+         "hand": (5, 5, 5)},
+        {"type": "rampo_roll", "phase": "discharge", "seat": 1, "roll": 1, "keep": (), "rolled": (6, 5, 2),
+         "hand": (6, 5, 2)},
+    ]
+    give = of_type(game, "give")[0]
+    assert (give["giver"], give["receiver"], give["due"], give["amount"], give["rampo"]) == (0, 1, 1, 1, True)
+    assert game.tokens == [2, 4, 3] and game.leader == 1 and dice.remaining == ()
+
+
 def test_h6_ties_above_the_lowest_go_to_the_earlier_player():
     takers = [0] * 5 + [2] * 5 + [1] * 5  # tokens [5, 5, 5], order 1, 2, 0
     game, dice = new_game(takers, "456  654  653  653", n_players=3)
@@ -610,3 +631,124 @@ def test_thousands_of_random_games_terminate_with_one_loser():
 @given(seed=st.integers(0, 2**32 - 1), n_players=st.sampled_from([2, 3]), pot=st.integers(1, 30))
 def test_random_games_keep_the_invariants(seed, n_players, pot):
     play_randomly(seed, n_players, pot)
+
+
+# ------------------------------------------------------------------ exact events and wording
+# (found by mutation testing: a UI narrates from these, word for word)
+
+
+def test_a_discharge_round_is_recorded_event_by_event():
+    game, dice = new_game([0, 0, 1, 1], "653 4  322 653")
+    assert game.events[:5] == [
+        {"type": "start", "phase": "charge", "n_players": 2, "pot": 4, "first_player": 0},
+        {"type": "round", "phase": "charge", "order": [0, 1]},
+        {"type": "roll", "phase": "charge", "seat": 0, "roll": 1, "keep": (), "rolled": (6, 5, 2),
+         "hand": (6, 5, 2)},
+        {"type": "roll", "phase": "charge", "seat": 1, "roll": 1, "keep": (), "rolled": (6, 5, 3),
+         "hand": (6, 5, 3)},
+        {"type": "take", "phase": "charge", "seat": 0, "amount": 1, "due": 1, "rampo": False, "pot": 3,
+         "tokens": [1, 0]},
+    ]
+    assert game.leader_rolls is None and game.loser is None  # the leader is still on
+    game.apply(keep(6, 5))
+    assert game.leader_rolls is None
+    game.apply(STOP)
+    assert (game.leader_rolls, game.rolls_used, game.rolls_allowed) == (2, 1, 2)
+    game.apply(keep())
+    start = [e["type"] for e in game.events].index("charge_end")
+    assert game.events[start:] == [
+        {"type": "charge_end", "phase": "charge", "tokens": [2, 2], "last_taker": 1},
+        {"type": "round", "phase": "discharge", "order": [1, 0], "leader": 1},
+        {"type": "roll", "phase": "discharge", "seat": 1, "roll": 1, "keep": (), "rolled": (6, 5, 3),
+         "hand": (6, 5, 3)},
+        {"type": "reroll", "phase": "discharge", "seat": 1, "roll": 2, "keep": (6, 5), "rolled": (4,),
+         "hand": (6, 5, 4)},
+        {"type": "stop", "phase": "discharge", "seat": 1, "hand": (6, 5, 4), "rolls": 2},
+        {"type": "turn_end", "phase": "discharge", "seat": 1, "hand": (6, 5, 4), "rolls": 2},
+        {"type": "roll", "phase": "discharge", "seat": 0, "roll": 1, "keep": (), "rolled": (3, 2, 2),
+         "hand": (3, 2, 2)},
+        {"type": "reroll", "phase": "discharge", "seat": 0, "roll": 2, "keep": (), "rolled": (6, 5, 3),
+         "hand": (6, 5, 3)},
+        {"type": "turn_end", "phase": "discharge", "seat": 0, "hand": (6, 5, 3), "rolls": 2},
+        {"type": "give", "phase": "discharge", "giver": 1, "receiver": 0, "amount": 2, "due": 2,
+         "rampo": False, "tokens": [4, 0]},
+        {"type": "leave", "phase": "discharge", "seat": 1},
+        {"type": "game_end", "phase": "over", "loser": 0, "winners": [1], "tokens": [4, 0]},
+    ]
+    assert dice.remaining == ()
+
+
+def test_illegal_action_messages_word_for_word():
+    game, dice = new_game([0, 1], "541")
+    legal = "0=STOP, 1=reroll all, 2=keep 1, 5=keep 4, 6=keep 5, 14=keep 4-1, 18=keep 5-1, 21=keep 5-4"
+    for bad, what in ((29, "not in 0..28"), (-1, "not in 0..28"), (keep(6), "keep 6")):
+        with pytest.raises(IllegalAction) as info:
+            game.apply(bad)
+        assert str(info.value) == (f"action {bad} ({what}) is not legal: seat 1 (leader) holds 5-4-1 after roll 1; "
+                                   f"legal actions: {legal}")
+    game, dice = new_game([0, 0, 1, 1], "653 4  322 653")
+    game.apply(keep(6, 5))
+    game.apply(STOP)
+    with pytest.raises(IllegalAction) as info:
+        game.apply(STOP)
+    assert str(info.value) == ("action 0 (STOP) is not legal: seat 0 (follower owing 2 rolls) holds 3-2-2 after "
+                               "roll 1; legal actions: 1=reroll all, 3=keep 2, 4=keep 3, 10=keep 2-2, 12=keep 3-2")
+    with pytest.raises(ValueError) as info:
+        action_for_keep((6, 6, 6))
+    assert str(info.value) == "a keep is 0, 1 or 2 dice (at least one die is rerolled), got (6, 6, 6)"
+    for action in (0, 29):
+        with pytest.raises(ValueError) as info:
+            g.keep_for_action(action)
+        assert str(info.value) == f"action {action} is not a keep (keeps are 1..28)"
+
+
+def test_sub_multisets():
+    assert g._is_sub_multiset((), (6, 5, 4)) and g._is_sub_multiset((5, 5), (5, 5, 1))
+    assert not g._is_sub_multiset((5, 5), (5, 4, 1)) and not g._is_sub_multiset((6,), (5, 4, 1))
+
+
+def test_a_game_decided_in_the_charge_leaves_no_turn_open():
+    game, dice = new_game([1, 1, 1])
+    assert game.events[-3:] == [
+        {"type": "charge_end", "phase": "charge", "tokens": [0, 3], "last_taker": 1},
+        {"type": "leave", "phase": "charge", "seat": 0},
+        {"type": "game_end", "phase": "over", "loser": 1, "winners": [0], "tokens": [0, 3]},
+    ]
+    assert (game.leader, game.round_order, game.current_player, game.dice_in_hand) == (None, [0, 1], None, None)
+    assert (game.rolls_used, game.rolls_allowed, game.leader_rolls) == (0, 0, None)
+    # and a game that ends after a discharge round, the same
+    game, dice = new_game([0, 1], "653  652")
+    game.apply(STOP)
+    assert game.is_over and (game.current_player, game.dice_in_hand, game.rolls_used, game.rolls_allowed) == (
+        None, None, 0, 0)
+
+
+def test_constructor_defaults_and_argument_messages_word_for_word():
+    game = Game421()
+    assert game.initial_pot == 15 and isinstance(game.dice, RandomDice) and game.n_players == 2
+    for kwargs, message in (
+        (dict(n_players=4), "421 is played by 2 or 3 players, got 4"),
+        (dict(n_players=2.0), "421 is played by 2 or 3 players, got 2.0"),
+        (dict(n_players=3.0), "421 is played by 2 or 3 players, got 3.0"),
+        (dict(pot=0), "pot (tokens in the pot) must be a whole number in 1..100, got 0"),
+        (dict(first_player=2), "first_player must be a seat 0..1, got 2"),
+    ):
+        with pytest.raises(ValueError) as info:
+            Game421(dice=ScriptedDice([]), **kwargs)
+        assert str(info.value) == message
+    for call, message in ((lambda: canonical((7, 1)), "dice must be in 1..6, got (7, 1)"),
+                          (lambda: hand_rank((2, 1)), "a hand is three dice, got (2, 1)")):
+        with pytest.raises(ValueError) as info:
+            call()
+        assert str(info.value) == message
+
+
+def test_421_options_are_the_pot_only():
+    assert g.check_options() == {"pot": 15} and g.check_options(pot=1) == {"pot": 1}
+    assert g.check_options(pot=100) == {"pot": 100}
+    for options, message in (({"pot": 0}, "pot (tokens in the pot) must be a whole number in 1..100, got 0"),
+                             ({"pot": 101}, "pot (tokens in the pot) must be a whole number in 1..100, got 101"),
+                             ({"x": 1, "a": 2}, "421 has no option a, x (options: pot)")):
+        with pytest.raises(ValueError) as info:
+            g.check_options(**options)
+        assert str(info.value) == message

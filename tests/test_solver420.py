@@ -157,3 +157,146 @@ def test_policy_tables_are_checked():
     illegal[h, o, g.KEEP_INDEX[(6,)]] = 1
     with pytest.raises(ValueError, match="illegal"):
         s.evaluate(illegal, illegal)
+
+
+# --- exact figures, not just inequalities (found by mutation testing) ---------------
+
+
+def test_random_and_greedy_against_optimal_are_pinned():
+    """A stochastic policy (random) must go through the probability path of the evaluation:
+    read as its argmax it would score about (0.2207, 0.1991) instead."""
+    opt, rnd = agents.bot_table("420", "optimal"), agents.bot_table("420", "random")
+    red, blue = s.win_probabilities(rnd, opt)
+    assert red == pytest.approx(0.3738104650424276, abs=1e-12)
+    assert blue == pytest.approx(0.33588258318675834, abs=1e-12)
+    red, blue = s.win_probabilities(opt, rnd)
+    assert red == pytest.approx(0.6641174168132452, abs=1e-12)
+    assert blue == pytest.approx(0.6261895349575763, abs=1e-12)
+    red, blue = s.win_probabilities(agents.bot_table("420", "greedy"), opt)
+    assert red == pytest.approx(0.5257658498947986, abs=1e-12)
+    assert blue == pytest.approx(0.4718967310679162, abs=1e-12)
+
+
+def test_suboptimal_choices_counts_decision_states_with_a_worse_keep():
+    sol = s.solve()
+    assert s.suboptimal_choices(sol.policy) == 0
+    assert s.suboptimal_choices(sol.policy, tol=0.0) == 0  # the best keep is not worse than itself
+    assert s.suboptimal_choices(agents.bot_table("420", "greedy").argmax(axis=2)) == 363
+    assert s.suboptimal_choices(agents.bot_table("420", "random").argmax(axis=2)) == 9559
+    # one decision state with a worse keep counts once...
+    h, o = g.HAND_INDEX[(6, 6, 5, 1)], g.HAND_INDEX[(3, 2, 1, 1)]
+    keeps = sol.policy.copy()
+    keeps[h, o] = g.KEEP_INDEX[(6, 6, 5)]
+    assert s.suboptimal_choices(keeps) == 1
+    # ...unless the loss is within the tolerance
+    loss = s._best(sol.q)[h, o] - sol.q[g.KEEP_INDEX[(6, 6, 5)], o]
+    assert 0 < loss < 0.1
+    assert s.suboptimal_choices(keeps, tol=loss * 1.01) == 0 and s.suboptimal_choices(keeps, tol=loss * 0.99) == 1
+    # a state where a hand already totals 20 is not a decision: it never counts
+    win = g.HAND_INDEX[(6, 5, 5, 4)]
+    keeps = sol.policy.copy()
+    keeps[win, o] = keeps[h, win] = g.REROLL_ALL
+    assert s.suboptimal_choices(keeps) == 0
+
+
+def test_value_iteration_that_does_not_converge_raises(monkeypatch):
+    opt = s.solve().policy_table()
+    monkeypatch.setattr(s, "MAX_SWEEPS", 3)
+    with pytest.raises(RuntimeError) as err:
+        s.evaluate(opt, opt)
+    assert str(err.value).startswith("value iteration did not converge to 1e-15 in 3 sweeps (last change 0.1035")
+    with pytest.raises(RuntimeError, match="in 3 sweeps"):
+        s.best_reply(opt)
+
+
+def test_solving_to_a_coarser_tolerance_takes_fewer_sweeps():
+    coarse = s.solve(1e-9)
+    assert coarse.sweeps == 175 and s.solve().sweeps == 291
+    assert coarse.red_win == pytest.approx(0.5270148587253848, abs=1e-13)
+    assert abs(coarse.red_win - RED_WINS_UNDER_OPTIMAL_PLAY) < 1e-9
+
+
+def test_exact_figures_and_their_table_for_the_greedy_bot():
+    opponents = {"optimal": agents.bot_table("420", "optimal"), "random": agents.bot_table("420", "random")}
+    figures = s.exact_figures(GreedyAgent(), opponents)
+    assert list(figures) == ["vs_optimal_red", "vs_optimal_blue", "gap_pp_red", "gap_pp_blue",
+                             "suboptimal_choices", "optimal", "vs_random"]
+    assert figures["vs_optimal_red"] == pytest.approx(0.5257658498947986, abs=1e-12)
+    assert figures["vs_optimal_blue"] == pytest.approx(0.4718967310679162, abs=1e-12)
+    assert figures["gap_pp_red"] == pytest.approx(0.12490084870065976, abs=1e-9)
+    assert figures["gap_pp_blue"] == pytest.approx(0.10884105502786401, abs=1e-9)
+    assert figures["suboptimal_choices"] == 363 and figures["optimal"] is False
+    assert figures["vs_random"] == pytest.approx(0.6439497690175584, abs=1e-12)
+    assert s.count_suboptimal(GreedyAgent()) == 363
+    assert s.format_figures("greedy", figures, opponents) == [
+        "exact win probability vs the optimal bot",
+        "                as Red   as Blue  gap Red (pp)  gap Blue (pp)",
+        "  optimal     0.527015  0.472985        0.0000         0.0000",
+        "  greedy      0.525766  0.471897        0.1249         0.1088",
+        "",
+        "exact win probability (mean of both seats) vs each heuristic",
+        "  vs random      0.643950",
+        "not yet exactly optimal: 363 decision states with a worse than best choice",
+    ]
+    best = s.exact_figures(OptimalAgent(), {"optimal": opponents["optimal"]})
+    assert best == {"vs_optimal_red": pytest.approx(RED_WINS_UNDER_OPTIMAL_PLAY, abs=1e-12),
+                    "vs_optimal_blue": pytest.approx(1 - RED_WINS_UNDER_OPTIMAL_PLAY, abs=1e-12),
+                    "gap_pp_red": 0.0, "gap_pp_blue": 0.0, "suboptimal_choices": 0, "optimal": True}
+    assert s.format_figures("optimal", best, ["optimal"])[-1] == "exactly optimal in both seats"
+    assert s._pp(0.5e-12) == 0.0 and s._pp(-0.5e-12) == 0.0 and s._pp(0.25) == 25.0
+    assert s._pp(1e-12) == pytest.approx(1e-10, rel=1e-9)  # only a difference below 1e-12 reads as 0
+
+
+def test_exactly_optimal_means_in_both_seats():
+    """One greedy keep, 6-6-5 from 6-6-5-1 against 2-1-1-1, costs Red 6.4e-7 and Blue 3.4e-7:
+    within the 5e-7 precision as Blue only, so the policy is not exactly optimal."""
+    sol = s.solve()
+    keeps = sol.policy.copy()
+    h, o = g.HAND_INDEX[(6, 6, 5, 1)], g.HAND_INDEX[(2, 1, 1, 1)]
+    keeps[h, o] = g.KEEP_INDEX[(6, 6, 5)]
+
+    class OneSlip:
+        name = "one slip"
+
+        def exact_table(self):
+            return s.one_hot(keeps)
+
+    figures = s.exact_figures(OneSlip(), {"optimal": sol.policy_table()})
+    assert figures["gap_pp_red"] == pytest.approx(6.37576621942415e-05, abs=1e-9)
+    assert figures["gap_pp_blue"] == pytest.approx(3.3830790691080637e-05, abs=1e-9)
+    assert figures["suboptimal_choices"] == 1 and figures["optimal"] is False
+
+
+def test_tolerance_is_passed_on_and_zero_means_an_exact_fixed_point():
+    rnd, opt = agents.bot_table("420", "random"), agents.bot_table("420", "optimal")
+    loose, tight = s.win_probabilities(rnd, opt, tol=1e-3), s.win_probabilities(rnd, opt)
+    assert 1e-4 < loose[0] - tight[0] < 1e-2 and 1e-4 < loose[1] - tight[1] < 1e-2
+    # a change of exactly tol counts as converged: with tol 0, a step that changes nothing
+    # stops after one sweep
+    (v,), sweeps = s._iterate(lambda v: (v,), 1, 0.0, 5)
+    assert sweeps == 1 and not v.any()
+
+
+def test_policy_table_and_check_policy_messages_word_for_word():
+    class Stubborn:
+        name = "stubborn"
+
+        def act(self, obs, action_mask):
+            return g.KEEP_INDEX[(6, 6, 6)]
+
+    with pytest.raises(ValueError) as err:
+        s.policy_table(Stubborn())
+    assert str(err.value) == "stubborn puts probability 1 on illegal actions at hand 1-1-1-1 against 1-1-1-1"
+    with pytest.raises(ValueError) as err:
+        s.check_policy(np.zeros((126, 126, 13)))
+    assert str(err.value) == "policy table must have shape (126, 126, 14), got (126, 126, 13)"
+    with pytest.raises(ValueError) as err:
+        s.check_policy(np.zeros((126, 126, 14)))
+    assert str(err.value) == "policy table rows must sum to 1 in every decision state"
+    illegal = s.solve().policy_table().copy()
+    h, o = g.HAND_INDEX[(2, 1, 1, 1)], g.HAND_INDEX[(3, 1, 1, 1)]
+    illegal[h, o] = 0
+    illegal[h, o, g.KEEP_INDEX[(6,)]] = 1
+    with pytest.raises(ValueError) as err:
+        s.check_policy(illegal)
+    assert str(err.value) == "policy table puts probability on an illegal keep"
