@@ -129,14 +129,21 @@ def play_match(
     return play_match_n(game, (agent_a, agent_b), games, seed=seed, names=names, progress=progress, **options)
 
 
+ALL_ORDERS_UP_TO = 4  # 4! = 24 orders; beyond, the cyclic rotations (n of them)
+
+
 def seatings(n_players: int) -> list[tuple[int, ...]]:
     """The seat orders a match cycles through: ``seatings(n)[k][s]`` is the player in seat s.
 
-    Every order of the players, so that each player holds each seat equally often
-    and, with three players, each plays before and after each other one equally
-    often.  With two players: (0, 1), (1, 0), i.e. alternating.
+    Up to four players every order of the players, so that each player holds each
+    seat equally often and each plays before and after each other one equally
+    often; with two players (0, 1), (1, 0), i.e. alternating.  With more players
+    (n! is 120 and up) the n cyclic rotations, so that a match of a multiple of n
+    games still gives each player each seat equally often.
     """
-    return list(permutations(range(n_players)))
+    if n_players <= ALL_ORDERS_UP_TO:
+        return list(permutations(range(n_players)))
+    return [tuple((s - k) % n_players for s in range(n_players)) for k in range(n_players)]
 
 
 def play_match_n(
@@ -162,7 +169,7 @@ def play_match_n(
     if games < 1:
         raise ValueError(f"a match needs at least one game, got {games}")
     n = len(players)
-    names = tuple(names) if names is not None else tuple(getattr(p, "name", "ABC"[i]) for i, p in enumerate(players))
+    names = tuple(names) if names is not None else tuple(getattr(p, "name", None) or chr(ord("A") + i) for i, p in enumerate(players))
     if len(names) != n:
         raise ValueError(f"{n} players but {len(names)} names")
     if seat_names is None:
@@ -198,7 +205,9 @@ def format_match(result: MatchResult, confidence: float = 0.95) -> str:
     if len(names) == 2:
         rotation = f"seats alternate ({names[0]} is {result.seat_names[0]} in odd-numbered games)"
     else:
-        rotation = f"seats rotate through all {math.factorial(len(names))} orders"
+        orders = len(seatings(len(names)))
+        rotation = (f"seats rotate through all {orders} orders" if len(names) <= ALL_ORDERS_UP_TO
+                    else f"seats rotate through the {orders} cyclic shifts")
     lines = [
         wrap(f"{result.game} match: {' vs '.join(result.names)}, {result.n_games} games"
              + (f", {result.settings}" if result.settings else "")

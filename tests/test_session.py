@@ -98,3 +98,13 @@ def test_cli_plays_420_with_n_players(capsys):
     assert main(["420", "--players", "3", "--seat", "red"]) == 2
     assert "the seats are 1..3 (Player 1, Player 2, Player 3)" in capsys.readouterr().err
     assert main(["420", "--players", "9"]) == 2
+
+
+def test_matches_of_many_players_give_each_player_each_seat_equally_often():
+    from play import tournament
+
+    for n in (5, 8):
+        bots = [agents.make_agent("420", "random", seed=i) for i in range(n)]
+        result = tournament.play_match_n("420", bots, 2 * n, seed=1)
+        assert result.games.tolist() == [[2] * n] * n
+    assert len(tournament.seatings(4)) == 24 and len(tournament.seatings(8)) == 8
