@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
+from games.cli import run_quietly, whole_number
 import games
 from envs.narrate import wrap
 from play.web import cli as web_cli
@@ -41,15 +42,7 @@ MAX_GAMES = 100_000_000  # a match of that many games already takes many hours
 
 
 def _whole(text: str, low: int, high: int, why: str = "") -> int:
-    """``text`` as a whole number in ``low..high``, else an argparse error saying so."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text[:40]!r}") from None
-    if not low <= value <= high:
-        shown = str(value) if len(str(value)) <= 24 else f"a number of {len(str(value))} digits"
-        raise argparse.ArgumentTypeError(f"must be from {low:,} to {high:,}{why}, got {shown}")
-    return value
+    return whole_number(text, low, high, why)
 
 
 def _positive(text: str) -> int:
@@ -417,20 +410,8 @@ def main(
 
 
 def run() -> None:
-    """The program: ``main()``, and when the reader of our output goes away
-    (``python -m play ... | head -1``), a quiet exit instead of a BrokenPipeError
-    traceback (the way the Python docs' "Note on SIGPIPE" does it)."""
-    try:
-        try:
-            code = main()
-        except SystemExit as e:  # --help, or argparse's usage error: its output is still to be flushed
-            code = e.code
-        sys.stdout.flush()  # the last output, written while we can still catch its error
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout again at exit
-        code = 1
-    sys.exit(code)
+    """The program: ``main()``, quiet when the reader of our output goes away."""
+    run_quietly(main)
 
 
 if __name__ == "__main__":

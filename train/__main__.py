@@ -9,12 +9,12 @@ program exits quietly with code 1."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
 
+from games.cli import run_quietly, whole_number
 from train.presets import PRESETS
 
 MAX_SEED = 2**32 - 1  # numpy's legacy seeding (SB3 seeds it) takes no more
@@ -25,14 +25,7 @@ MAX_NAME = 100  # train.checkpoint.NAME_PATTERN's length
 def _whole(low: int, high: int, why: str = ""):
     """An argparse type: a whole number in ``low..high``, else one line saying so."""
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text[:40]!r}") from None
-        if not low <= value <= high:
-            shown = str(value) if len(str(value)) <= 24 else f"a number of {len(str(value))} digits"
-            raise argparse.ArgumentTypeError(f"must be from {low:,} to {high:,}{why}, got {shown}")
-        return value
+        return whole_number(text, low, high, why)
 
     parse.__name__ = "whole number"
     return parse
@@ -142,20 +135,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The program: ``main()``, and when the reader of our output goes away
-    (``python -m train ... | head -1``), a quiet exit instead of a BrokenPipeError
-    traceback (the way the Python docs' "Note on SIGPIPE" does it)."""
-    try:
-        try:
-            code = main()
-        except SystemExit as e:  # --help, or argparse's usage error: its output is still to be flushed
-            code = e.code
-        sys.stdout.flush()  # the last output, written while we can still catch its error
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout again at exit
-        code = 1
-    sys.exit(code)
+    """The program: ``main()``, quiet when the reader of our output goes away."""
+    run_quietly(main)
 
 
 if __name__ == "__main__":
