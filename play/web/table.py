@@ -429,10 +429,12 @@ class WebGame:
                 self.rules.precheck(game, action, session.narrator)
             snapshot = self.rules.snapshot(game, self.seat) if self.coach_unavailable() is None else None
             self.actions.append([self.seat, action])  # before the bots' replies, which submit plays
+            played = len(game.events)
             try:
                 session.submit(action)
             except BaseException:
-                self.actions.pop()  # a refused move changes nothing
+                if len(game.events) == played:  # refused before it was played: nothing changed
+                    self.actions.pop()
                 raise
         except MoveError:
             raise
