@@ -290,6 +290,15 @@ def check_weights(state: Any, policy: torch.nn.Module, path: Path) -> dict[str, 
     return state
 
 
+def load_tensors(data: bytes, what: str) -> Any:
+    """``torch.load`` of tensors and plain values only (``weights_only``: no code runs),
+    every failure as one ``CheckpointError`` line: "cannot read WHAT: ..."."""
+    try:
+        return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many kinds for a bad file
+        raise CheckpointError(f"cannot read {what}: {type(e).__name__}: {str(e)[:200]}") from None
+
+
 def read_weights(path: Path, policy: torch.nn.Module, expected_sha256: str | None = None,
                  meta_path: Path | None = None) -> dict[str, torch.Tensor]:
     """The checked weights in ``path`` for ``policy`` (not yet loaded into it)."""
@@ -297,11 +306,7 @@ def read_weights(path: Path, policy: torch.nn.Module, expected_sha256: str | Non
     if expected_sha256 is not None and sha256(data) != expected_sha256:
         raise CheckpointError(f"cannot read the weights in {path}: they are not the ones {meta_path or 'the metadata'} "
                               "describes (weights_sha256 differs: the files come from different saves, or were changed)")
-    try:
-        state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
-    except Exception as e:  # torch raises many kinds for a bad file
-        raise CheckpointError(f"cannot read the weights in {path}: {type(e).__name__}: {str(e)[:200]}") from None
-    return check_weights(state, policy, path)
+    return check_weights(load_tensors(data, f"the weights in {path}"), policy, path)
 
 
 def save_policy(policy: MaskableActorCriticPolicy, path: Path, metadata: dict[str, Any]) -> None:

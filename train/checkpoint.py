@@ -28,7 +28,6 @@ never pass the SHA-256 checks together.
 from __future__ import annotations
 
 import fcntl
-import io
 import math
 import os
 import random
@@ -49,6 +48,7 @@ from agents.ppo_agent import (
     _fsync_dir,
     json_bytes,
     load_metadata,
+    load_tensors,
     policy_state,
     read_regular_file,
     read_weights,
@@ -399,9 +399,9 @@ def restore(model, env, folder: Path, name: str, meta: dict[str, Any]) -> SavedR
         raise RunError(f"--resume: {where} is not the training state {files['meta']} describes "
                        "(state_sha256 differs): the checkpoint was not saved completely")
     try:
-        state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
-    except Exception as e:  # torch raises many kinds for a bad file
-        raise RunError(f"--resume: cannot read {where}: {type(e).__name__}: {str(e)[:200]}") from None
+        state = load_tensors(data, where)
+    except CheckpointError as e:
+        raise RunError(f"--resume: {e}") from None
     if not isinstance(state, dict) or state.get("format") != STATE_FORMAT or state.get("format_version") != STATE_VERSION:
         raise RunError(f"--resume: {where} is not a dice-arena training state (format {STATE_FORMAT} {STATE_VERSION})")
     for key in ("game", "preset", "seed"):
