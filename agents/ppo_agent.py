@@ -299,10 +299,34 @@ def load_tensors(data: bytes, what: str) -> Any:
         raise CheckpointError(f"cannot read {what}: {type(e).__name__}: {str(e)[:200]}") from None
 
 
+def pending_path(path: Path) -> Path:
+    """Where a save puts the new ``path`` (``.NAME.pending.EXT``) until its metadata is
+    committed; see ``train.checkpoint.save``."""
+    path = Path(path)
+    return path.with_name(f".{path.stem}.pending{path.suffix}")
+
+
+def read_committed(path: Path, limit: int, what: str, expected_sha256: str | None) -> bytes:
+    """The bytes of ``path``, or of its pending file when a save was cut off after its
+    metadata was committed but before the file was renamed into place (then the
+    metadata describes the pending file, not ``path``)."""
+    pending = pending_path(path)
+    try:
+        data = read_regular_file(path, limit, what)
+    except CheckpointError:
+        if expected_sha256 is None or not os.path.lexists(pending):
+            raise
+        data = b""  # the first save of a run, cut off before its files were renamed
+    if expected_sha256 is None or sha256(data) == expected_sha256 or not os.path.lexists(pending):
+        return data
+    newer = read_regular_file(pending, limit, what)
+    return newer if sha256(newer) == expected_sha256 else data
+
+
 def read_weights(path: Path, policy: torch.nn.Module, expected_sha256: str | None = None,
                  meta_path: Path | None = None) -> dict[str, torch.Tensor]:
     """The checked weights in ``path`` for ``policy`` (not yet loaded into it)."""
-    data = read_regular_file(path, weights_limit(policy), "weights file")
+    data = read_committed(path, weights_limit(policy), "weights file", expected_sha256)
     if expected_sha256 is not None and sha256(data) != expected_sha256:
         raise CheckpointError(f"cannot read the weights in {path}: they are not the ones {meta_path or 'the metadata'} "
                               "describes (weights_sha256 differs: the files come from different saves, or were changed)")
@@ -371,7 +395,7 @@ class PPOAgent(DeterministicAgent):
     @classmethod
     def load(cls, path: str | Path, expected_game: str | None = None) -> PPOAgent:
         path = checkpoint_weights_path(path)
-        if not os.path.lexists(path):
+        if not os.path.lexists(path) and not os.path.lexists(pending_path(path)):
             raise CheckpointError(f"no checkpoint at {path}")
         meta = load_metadata(path)
         meta_path = path.with_suffix(".json")

@@ -27,6 +27,7 @@ from agents.ppo_agent import CheckpointError, PPOAgent
 from envs import codec420
 from envs import game420 as g
 from envs.dice import RandomDice
+from train import checkpoint
 from train.__main__ import main as train_main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -211,6 +212,58 @@ def test_a_run_killed_in_the_middle_of_a_save_leaves_the_previous_checkpoint_who
     assert "resuming" in capsys.readouterr().out
     assert json.loads((ck / "k.json").read_text())["timesteps"] >= 4096
     assert not list(ck.glob(".k.tmp-*")) and not (ck / "k.lock").exists()
+
+
+def test_a_run_killed_right_after_its_save_commits_reads_as_the_new_checkpoint(tmp_path, capsys):
+    # The second save is killed after the new metadata is renamed into place (the
+    # commit point) but before the new weights and state replace the old ones.
+    process = subprocess.Popen([sys.executable, "-m", "train", *argv(tmp_path, "c")], cwd=ROOT,
+                               env=dict(os.environ, DICE_ARENA_TEST_SAVE_PAUSE="2@committed"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        seen = []
+        for line in process.stderr:
+            seen.append(line)
+            if "DICE_ARENA_TEST_SAVE_PAUSE: save 2 paused" in line:
+                break
+        else:
+            pytest.fail("the run ended without pausing in its second save:\n" + "".join(seen)[-3000:])
+        process.send_signal(signal.SIGKILL)
+        assert process.wait() == -signal.SIGKILL
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stderr.close()
+
+    ck = tmp_path / "ck"
+    meta = json.loads((ck / "c.json").read_text())
+    assert meta["timesteps"] > 64  # the second save is the checkpoint now
+    assert (ck / ".c.pending.pt").exists()
+    pending = ck / ".c.pending.state"  # the state differs between saves (its step count)
+    assert hashlib.sha256((ck / "c.state").read_bytes()).hexdigest() != meta["state_sha256"]
+    assert hashlib.sha256(pending.read_bytes()).hexdigest() == meta["state_sha256"]
+    agent = PPOAgent.load(ck / "c.pt")
+    assert agent.metadata["timesteps"] == meta["timesteps"]
+    plays_a_game(ck / "c.pt")
+    assert train_main(argv(tmp_path, "c", "--resume")) == 0
+    out = capsys.readouterr().out
+    assert "resuming" in out
+    assert not list(ck.glob(".c.*")) and not (ck / "c.lock").exists()
+    final = json.loads((ck / "c.json").read_text())
+    assert hashlib.sha256((ck / "c.pt").read_bytes()).hexdigest() == final["weights_sha256"]
+
+
+def test_pending_files_of_a_save_that_never_committed_are_removed(saved, tmp_path):
+    ck = copy_run(saved, tmp_path) / "ck"
+    name = "r"
+    before = (ck / f"{name}.pt").read_bytes()
+    (ck / f".{name}.pending.pt").write_bytes(b"not committed")
+    (ck / f".{name}.pending.state").write_bytes(b"not committed either")
+    assert PPOAgent.load(ck / f"{name}.pt").metadata["name"]  # the committed weights load
+    checkpoint.clean_temporaries(ck, name)
+    assert not list(ck.glob(f".{name}.*"))
+    assert (ck / f"{name}.pt").read_bytes() == before
 
 
 def test_weights_and_metadata_of_different_saves_are_refused(saved, tmp_path, capsys):

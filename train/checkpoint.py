@@ -19,10 +19,16 @@ counters within bounds, preset/game/network equal to the preset's).  It never
 reads ``NAME.zip`` (SB3's own format, written by earlier versions: loading one
 unpickles whatever it holds).
 
-Saving writes every file to a temporary name in the same folder (``fsync``),
-then renames them into place, the metadata last: a crash while the files are
-written leaves the previous checkpoint whole, and files of different saves
-never pass the SHA-256 checks together.
+Saving has one commit point, the rename of the new ``NAME.json``.  Every file
+is first written to a temporary name in the same folder (``fsync``); the new
+weights and state are renamed to ``.NAME.pending.pt`` / ``.NAME.pending.state``;
+then the metadata is renamed into place (the commit); then the pending files
+replace ``NAME.pt`` and ``NAME.state``.  A crash before the commit leaves the
+previous checkpoint whole (its files are untouched); a crash after it leaves
+the new one whole: the readers take a pending file whose SHA-256 is the one the
+metadata names (``agents.ppo_agent.read_committed``), and the next run of the
+name finishes the renames (:func:`clean_temporaries`).  Files of different
+saves never pass the SHA-256 checks together.
 """
 
 from __future__ import annotations
@@ -49,7 +55,9 @@ from agents.ppo_agent import (
     json_bytes,
     load_metadata,
     load_tensors,
+    pending_path,
     policy_state,
+    read_committed,
     read_regular_file,
     read_weights,
     sha256,
@@ -63,6 +71,7 @@ STATE_VERSION = 1
 MAX_TIMESTEPS = 10**12  # steps, updates and episodes a saved run may count
 MAX_WALL_SECONDS = 10**9
 MAX_HISTORY = 100_000  # evaluations in a run's history
+MAX_PENDING_BYTES = 1 << 30  # a pending weights or state file larger than this is not ours
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
 PAUSE_ENV = "DICE_ARENA_TEST_SAVE_PAUSE"
 OPTIMIZER_STATE_KEYS = ("step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq")  # Adam's, per parameter
@@ -94,7 +103,30 @@ def existing_files(folder: Path, name: str) -> list[Path]:
 
 
 def clean_temporaries(folder: Path, name: str) -> None:
-    """Remove temporary files a killed save of run ``name`` left (``.NAME.tmp-HEX.EXT``)."""
+    """Finish or undo a killed save of run ``name``: pending files that the committed
+    metadata names are renamed into place, other pending files and the temporary
+    files (``.NAME.tmp-HEX.EXT``) are removed.  Called with the run's lock held."""
+    files = run_files(folder, name)
+    try:
+        meta = load_metadata(files["weights"]) if os.path.lexists(files["meta"]) else {}
+    except CheckpointError:
+        meta = {}  # a broken metadata file is reported by whoever reads the run
+    renamed = False
+    for kind, key in (("weights", "weights_sha256"), ("state", "state_sha256")):
+        pending = pending_path(files[kind])
+        if not os.path.lexists(pending):
+            continue
+        try:
+            committed = sha256(read_regular_file(pending, MAX_PENDING_BYTES, "pending file")) == meta.get(key)
+        except CheckpointError:
+            committed = False
+        if committed:
+            os.replace(pending, files[kind])
+        else:
+            pending.unlink()
+        renamed = True
+    if renamed:
+        _fsync_dir(Path(folder))
     pattern = re.compile(re.escape(f".{name}.tmp-") + r"[0-9a-f]{16}\.(pt|state|json)")
     try:
         entries = list(os.scandir(folder))
@@ -165,13 +197,16 @@ class RunLock:
 _saves = 0
 
 
-def _pause_if_asked() -> None:
+def _pause_if_asked(stage: str) -> None:
     """Test hook: with ``DICE_ARENA_TEST_SAVE_PAUSE=N`` in the environment, the Nth save
-    of this process stops after writing the weights' temporary file, says so on
+    of this process stops after writing the weights' temporary file (stage
+    ``written``; ``N@committed``: right after the metadata is committed), says so on
     stderr and waits to be killed (``tests/test_checkpoints.py`` kills a run there)."""
     global _saves
-    _saves += 1
-    if os.environ.get(PAUSE_ENV) == str(_saves):
+    if stage == "written":
+        _saves += 1
+    asked = os.environ.get(PAUSE_ENV, "")
+    if asked in (str(_saves), f"{_saves}@{stage}") and (stage == "written") == ("@" not in asked):
         print(f"{PAUSE_ENV}: save {_saves} paused", file=sys.stderr, flush=True)
         while True:
             time.sleep(60)
@@ -222,18 +257,26 @@ def save(folder: Path, name: str, policy, state: dict[str, Any], metadata: dict[
     state_data = tensor_bytes(state)
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, **metadata,
             "weights_sha256": sha256(weights), "state_sha256": sha256(state_data)}
-    written: list[tuple[Path, Path]] = []
+    written: list[Path] = []
     try:
-        written.append((write_temporary(files["weights"], weights), files["weights"]))
-        _pause_if_asked()
-        written.append((write_temporary(files["state"], state_data), files["state"]))
-        written.append((write_temporary(files["meta"], json_bytes(meta)), files["meta"]))
+        written.append(write_temporary(files["weights"], weights))
+        _pause_if_asked("written")
+        written.append(write_temporary(files["state"], state_data))
+        written.append(write_temporary(files["meta"], json_bytes(meta)))
     except BaseException:
-        for temp, _ in written:
+        for temp in written:
             temp.unlink(missing_ok=True)
         raise
-    for temp, final in written:
-        os.replace(temp, final)  # a link at `final` is replaced, never written through
+    temp_weights, temp_state, temp_meta = written
+    # Renames replace a link at the final name, never write through it.
+    os.replace(temp_weights, pending_path(files["weights"]))
+    os.replace(temp_state, pending_path(files["state"]))
+    _fsync_dir(folder)
+    os.replace(temp_meta, files["meta"])  # the commit point
+    _fsync_dir(folder)
+    _pause_if_asked("committed")
+    os.replace(pending_path(files["weights"]), files["weights"])
+    os.replace(pending_path(files["state"]), files["state"])
     _fsync_dir(folder)
     return folder / name
 
@@ -392,7 +435,7 @@ def restore(model, env, folder: Path, name: str, meta: dict[str, Any]) -> SavedR
     try:
         weights = read_weights(files["weights"], model.policy, meta["weights_sha256"], files["meta"])
         limit = 3 * weights_limit(model.policy)
-        data = read_regular_file(files["state"], limit, "training state file")
+        data = read_committed(files["state"], limit, "training state file", meta["state_sha256"])
     except CheckpointError as e:
         raise RunError(f"--resume: {e}") from None
     if sha256(data) != meta["state_sha256"]:
