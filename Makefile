@@ -5,12 +5,17 @@
 # Both are idempotent: the install reruns only when pyproject.toml changes.
 # Other targets: make retrain (train again, replacing the run), make install, make clean-venv,
 # make mutants MUTATE=module (mutation testing by hand).
-# VENV=path picks another environment (CI uses .ci-venv); ARGS=... passes options on.
+# VENV=path picks another environment (CI uses .ci-venv); ARGS=... passes options on;
+# EXTRAS=... picks the optional dependencies installed (default dev,web; CI adds scale, for
+# python -m train seeds / sweep on Ray).
 
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+EXTRAS ?= dev,web
+comma := ,
+# one stamp per set of extras, so that asking for more extras installs them
+STAMP := $(VENV)/.installed$(if $(subst dev$(comma)web,,$(EXTRAS)),-$(subst $(comma),-,$(EXTRAS)))
 RUN := checkpoints/ppo-420-seed0
 # torch 2.13.0's CPU wheel: on disk on the project's machines, else PyTorch's CPU index.
 TORCH_SOURCE := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,--extra-index-url https://download.pytorch.org/whl/cpu)
@@ -21,7 +26,7 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet $(TORCH_SOURCE) -e ".[dev,web]"
+	$(PY) -m pip install --quiet $(TORCH_SOURCE) -e ".[$(EXTRAS)]"
 	$(PY) -c "import torch; print('installed; torch', torch.__version__)"
 	touch $@
 

@@ -1,4 +1,6 @@
 """python -m train PRESET [options]: fit a MaskablePPO bot (see --help).
+python -m train seeds|sweep PRESET [options]: many runs on Ray (``train.seeds``,
+``train.sweep``; the ``scale`` extra).
 
 Bad input (a flag out of range, a folder that cannot be written, a name that
 is not a plain file name, a name already taken, a saved run that cannot be
@@ -9,6 +11,7 @@ program exits quietly with code 1."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import tempfile
 import textwrap
@@ -20,6 +23,10 @@ from train.presets import PRESETS
 MAX_SEED = 2**32 - 1  # numpy's legacy seeding (SB3 seeds it) takes no more
 MAX_N_ENVS = 65_536  # games stepped at once: the rollout buffer holds n_envs x n_steps of each
 MAX_NAME = 100  # train.checkpoint.NAME_PATTERN's length
+COMMANDS = {  # subcommands next to the presets: module, what it does
+    "seeds": ("train.seeds", "one run per seed; the distribution of the results"),
+    "sweep": ("train.sweep", "search the preset's settings (Ray Tune and Optuna)"),
+}
 
 
 def _whole(low: int, high: int, why: str = ""):
@@ -34,13 +41,15 @@ def _whole(low: int, high: int, why: str = ""):
 def build_parser() -> argparse.ArgumentParser:
     presets = "\n".join(textwrap.fill(f"{p.name:<9} {p.description} (default {p.timesteps:,} steps)", 78,
                                        initial_indent="  ", subsequent_indent=" " * 12) for p in PRESETS.values())
+    commands = "\n".join(f"  {c:<6} {what}" for c, (_, what) in COMMANDS.items())
     notes = textwrap.fill("Ctrl-C saves the run; --resume continues it. A name already saved is refused unless "
                           "--resume or --overwrite is given. Watch with: tensorboard --logdir runs", 78)
     parser = argparse.ArgumentParser(
         prog="python -m train",
         description=textwrap.fill("Train a MaskablePPO bot on a batched dice-game environment, with exact "
                                   "evaluation logged to TensorBoard and checkpoints saved as it goes.", 78),
-        epilog=f"presets:\n{presets}\n\n{notes}",
+        epilog=f"presets:\n{presets}\n\n{notes}\n\npython -m train COMMAND PRESET: many runs on Ray (pip install -e \".[scale]\"):\n"
+               f"{commands}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("preset", choices=sorted(PRESETS), metavar="PRESET", help="one of: " + ", ".join(PRESETS))
@@ -91,6 +100,9 @@ def _folder(path: Path, flag: str, create: bool = True) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in COMMANDS:
+        return importlib.import_module(COMMANDS[argv[0]][0]).main(argv[1:])
     args = build_parser().parse_args(argv)
     preset = PRESETS[args.preset]
     from train.checkpoint import RunError, check_name

@@ -1,9 +1,33 @@
-"""Training presets: every hyperparameter of a run, visible in one place."""
+"""Training presets: every hyperparameter of a run, visible in one place, and
+next to each the settings ``python -m train sweep`` searches (``Preset.search``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Range:
+    """A searched setting drawn from ``low..high`` (on a log scale if ``log``;
+    whole numbers if ``integer``)."""
+
+    low: float
+    high: float
+    log: bool = False
+    integer: bool = False
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A searched setting drawn from a few values."""
+
+    options: tuple[Any, ...]
+
+
+# The settings a search space may name: MaskablePPO keyword arguments of ``Preset.ppo``,
+# and "width", the units of every hidden layer of the policy and value networks.
+WIDTH = "width"
 
 
 @dataclass(frozen=True)
@@ -20,6 +44,7 @@ class Preset:
     stop_when_optimal: bool = True
     lr_final: float | None = None  # if set, the learning rate falls linearly to this over the run
     env: dict[str, Any] = field(default_factory=dict)  # game options (421: n_players, pot)
+    search: dict[str, Range | Choice] = field(default_factory=dict)  # what `python -m train sweep` varies
 
 
 PRESETS: dict[str, Preset] = {
@@ -53,6 +78,13 @@ PRESETS: dict[str, Preset] = {
                 max_grad_norm=0.5,
             ),
             lr_final=0.0,
+            search={
+                "learning_rate": Range(1e-3, 1e-2, log=True),
+                "n_epochs": Range(1, 4, integer=True),
+                "batch_size": Choice((4096, 8192, 16_384, 32_768)),  # all divide the 65,536-step rollout
+                WIDTH: Choice((32, 64, 128)),
+                "ent_coef": Range(0.0, 0.01),
+            },
         ),
         Preset(
             name="ppo-421",
@@ -83,6 +115,55 @@ PRESETS: dict[str, Preset] = {
             ),
             lr_final=0.0,
             stop_when_optimal=False,
+            search={
+                "learning_rate": Range(5e-4, 5e-3, log=True),
+                "n_epochs": Range(2, 8, integer=True),
+                "batch_size": Choice((1024, 2048, 4096, 8192)),  # all divide the 16,384-step rollout
+                WIDTH: Choice((64, 128, 256)),
+                "ent_coef": Range(0.0, 0.01),
+            },
         ),
     ]
 }
+
+
+def setting(preset: Preset, key: str) -> Any:
+    """The preset's own value of a setting a search space may name."""
+    if key == WIDTH:
+        widths = {w for layers in preset.policy["net_arch"].values() for w in layers}
+        if len(widths) != 1:
+            raise ValueError(f"preset {preset.name}: hidden layers of several widths {sorted(widths)}; "
+                             f"{WIDTH!r} sets them all to one")
+        return widths.pop()
+    if key not in preset.ppo:
+        raise ValueError(f"preset {preset.name}: {key!r} is neither {WIDTH!r} nor one of its ppo settings")
+    return preset.ppo[key]
+
+
+def with_settings(preset: Preset, settings: dict[str, Any], name: str | None = None) -> Preset:
+    """``preset`` with ``settings`` (names as in ``Preset.search``) put in place; a
+    learning rate set here still falls to ``lr_final`` over the run."""
+    ppo, policy = dict(preset.ppo), dict(preset.policy)
+    for key, value in settings.items():
+        setting(preset, key)  # a name the preset has
+        if key == WIDTH:
+            policy["net_arch"] = {part: [value] * len(layers) for part, layers in preset.policy["net_arch"].items()}
+        else:
+            ppo[key] = value
+    return replace(preset, name=name or preset.name, ppo=ppo, policy=policy)
+
+
+def preset_source(preset: Preset) -> str:
+    """``preset`` written as an entry of ``PRESETS`` above (to paste into this file)."""
+    lines = ["Preset("]
+    for f in fields(preset):
+        value = getattr(preset, f.name)
+        if f.name == "ppo":
+            lines += ["    ppo=dict(", *(f"        {k}={v!r}," for k, v in value.items()), "    ),"]
+        elif f.name == "search":
+            lines += ["    search={", *(f"        {k!r}: {v!r}," for k, v in value.items()), "    },"]
+        elif f.name == "policy":
+            lines += ["    policy={", *(f"        {k!r}: {v!r}," for k, v in value.items()), "    },"]
+        else:
+            lines.append(f"    {f.name}={value!r},")
+    return "\n".join([*lines, ")"])

@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -51,6 +51,9 @@ class RunConfig:
     stop_when_optimal: bool = True
     progress_bar: bool = True
     torch_threads: int = 1
+    # called with the figures of each evaluation during training, once its checkpoint is
+    # saved (python -m train sweep reports the exact gap to Ray Tune with it)
+    on_eval: Callable[[dict[str, Any]], None] | None = None
 
 
 def exact_options(preset: Preset) -> dict[str, Any]:
@@ -125,6 +128,8 @@ class ExactEvalCallback(BaseCallback):
         self.logger.dump(self.num_timesteps)
         with SigintHeld(reraise=True):  # a Ctrl-C here stops the run once the checkpoint is written
             save_run(self.model, self.config, figures, self.history)
+        if self.config.on_eval is not None:
+            self.config.on_eval(figures)
         if self.config.stop_when_optimal and figures["optimal"]:
             print(f"\nexactly optimal in both seats at {self.num_timesteps} steps, {figures['wall_seconds']:.1f} s: stopping")
             return False
