@@ -32,6 +32,7 @@ examples:
   python -m play match 421 --agent heuristic --opponent greedy421 --seed 0
   python -m play evaluate 420 --agent all --exact
   python -m play evaluate 421 --agent heuristic --games 2000
+  python -m play evaluate 421 --players 3 --agent greedy421 --exact
   python -m play export 420 --agent optimal --out optimal420.csv
   python -m play web --port 8420          (needs: pip install -e ".[web]")
 """
@@ -149,15 +150,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "evaluate",
-        help="win probability of an agent against the optimal bot (421: against each bot)",
+        help="win probability of an agent against the optimal bot (421: against each bot), or at a table",
         description="420: evaluate an agent against the optimal bot, as Red and as Blue. 421: against each "
-        "built-in 421 bot in two-player games, moving first and second. With --exact the figures "
-        "are exact (computed by the solver from the agent's whole policy); otherwise they are estimated "
-        "by playing games, with 95% confidence intervals.",
+        "built-in 421 bot in two-player games, moving first and second. With --players N or --opponent: "
+        "the agent at seat 1 and the opponents at the other seats (by default the agent itself), and for "
+        "each seat its probability of not losing, the best reply's and the regret in percentage points. "
+        "With --exact the figures are exact (computed from every agent's whole policy); otherwise they are "
+        "estimated by playing games, with 95% confidence intervals.",
     )
     p.add_argument("game", choices=games.names(), help="the game")
     p.add_argument("--agent", required=True, metavar="NAME", help=f"{agents_help}, or 'all' for every bot")
     p.add_argument("--exact", action="store_true", help="compute exact win probabilities with the solver")
+    p.add_argument("--players", type=int, default=2, metavar="N",
+                   help="players at the table (default: 2; " + ", ".join(
+                       f"{n}: {games.get(n).min_players} to {games.get(n).max_players}" for n in games.names()) + ")")
+    p.add_argument("--opponent", default=None, metavar="A",
+                   help="the agent at seat 2 and, unless --opponent2, at every other seat (default: --agent itself)")
+    p.add_argument("--opponent2", default=None, metavar="B", help="with 3 or more players: the agent at seat 3")
     _add_options(p, None)
     p.add_argument("--games", type=_games, default=1000, metavar="N", help="games per agent without --exact (default: 1000)")
     p.add_argument("--seed", type=_seed, default=None,
@@ -179,8 +188,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("web", help="play in the browser: a page on this machine, with an exact coach",
                        description=web_cli.DESCRIPTION)
     web_cli.add_arguments(p)
+
+    tournament = _tournament_cli()
+    if tournament is not None:
+        summary = (tournament.__doc__ or "a tournament between bots").strip().splitlines()[0].rstrip(".")
+        p = sub.add_parser("tournament", help=summary, description=getattr(tournament, "DESCRIPTION", summary))
+        tournament.add_arguments(p)
     parser.commands = sub.choices  # name -> subparser, for the usage line of an error
     return parser
+
+
+def _tournament_cli():
+    """``play.tournament_cli`` (the ``tournament`` command), or None while it is not there."""
+    try:
+        from play import tournament_cli
+    except ModuleNotFoundError as e:
+        if e.name != "play.tournament_cli":
+            raise
+        return None
+    return tournament_cli
 
 
 # --- commands ------------------------------------------------------------------------
@@ -308,20 +334,25 @@ def cmd_match(args, out: TextIO, err: Optional[TextIO] = None) -> int:
     return 0
 
 
-EVALUATED_PLAYERS = 2  # evaluate and export are about two-player games
+EVALUATED_PLAYERS = 2  # export is about two-player games; evaluate takes --players
 
 
 def _agents_to_evaluate(game: str, name: str, seed: Optional[int], out: TextIO, err: TextIO, options: dict,
-                        exact: bool) -> list[tuple[str, object]]:
+                        exact: bool, players: int = EVALUATED_PLAYERS) -> list[tuple[str, object]]:
+    spec = games.get(game)
     if name != "all":
+        _check_bots_for(spec, [name], players)
         agent = _load(game, name, seed, "--agent")
-        _fit(game, [("--agent", name, agent)], EVALUATED_PLAYERS, options, err, exact=exact)
+        _fit(game, [("--agent", name, agent)], players, options, err, exact=exact)
         return [(_label(name), agent)]
     found = []
-    for n in games.get(game).agent_names:
+    for n in spec.agent_names:
+        if n in spec.two_player_bots and players != 2:
+            print(wrap(f"(skipping {n}: it plays two-player games only)"), file=out)
+            continue
         try:
             agent = load_agent(game, n, seed, option="--agent")
-            warning = check_fit(game, agent, n, "--agent", EVALUATED_PLAYERS, options, exact=exact)
+            warning = check_fit(game, agent, n, "--agent", players, options, exact=exact)
         except AgentLoadError as e:
             print(wrap(f"(skipping {n}: {str(e).splitlines()[0]})"), file=out)
             continue
@@ -331,15 +362,46 @@ def _agents_to_evaluate(game: str, name: str, seed: Optional[int], out: TextIO, 
     return found
 
 
+def _evaluate_table(spec: games.GameSpec, args) -> tuple[int, list[tuple[str, str]]]:
+    """(players, (option, name) of the opponents by seat from seat 2) of ``evaluate``, checked."""
+    players = args.players
+    if players not in spec.players:
+        raise UsageError(f"--players {players}: {spec.name} is played by {spec.min_players} to {spec.max_players} players")
+    if args.opponent is None:
+        if args.opponent2 is not None:
+            raise UsageError("--opponent2 needs --opponent (the agent at seat 2)")
+        return players, []
+    if players == 2 and args.opponent2 is not None:
+        raise UsageError("--opponent2 needs --players 3 or more")
+    names = [("--opponent", args.opponent)]
+    if players > 2:
+        names.append(("--opponent2", args.opponent2 if args.opponent2 is not None else args.opponent))
+    names += [("--opponent", args.opponent)] * (players - len(names) - 1)
+    _check_bots_for(spec, [n for _, n in names], players)
+    return players, names
+
+
 def cmd_evaluate(args, out: TextIO, err: Optional[TextIO] = None) -> int:
     spec = games.get(args.game)
+    warn = err if err is not None else sys.stderr
     options = _options(spec, args)
+    players, opponent_names = _evaluate_table(spec, args)
     seed, note = _seed_or_draw(args.seed)
-    rows = _agents_to_evaluate(spec.name, args.agent, derive_seed(seed, 1), out,
-                               err if err is not None else sys.stderr, options, args.exact)
+    rows = _agents_to_evaluate(spec.name, args.agent, derive_seed(seed, 1), out, warn, options, args.exact, players)
+    opponents = None
+    if opponent_names:
+        # One agent per name, shared by the seats it holds (the evaluated one too): an exact
+        # evaluation then asks it once, and a table of one agent is seen to be symmetric.
+        loaded = {args.agent: rows[0][1]} if args.agent != "all" else {}
+        for i, (option, name) in enumerate(opponent_names):
+            if name not in loaded:
+                loaded[name] = _load(spec.name, name, derive_seed(seed, 2 + i), option)
+                _fit(spec.name, [(option, name, loaded[name])], players, options, warn, exact=args.exact)
+        opponents = [(_label(name), loaded[name]) for _, name in opponent_names]
     if not args.exact:
         _note(note, out)
-    games.load(spec.evaluate)(rows, args.exact, args.games, seed, out, err, **options)
+    games.load(spec.evaluate)(rows, args.exact, args.games, seed, out, err, players=players, opponents=opponents,
+                              **options)
     return 0
 
 
@@ -399,6 +461,8 @@ def main(
             return cmd_export(args, out)
         if args.command == "web":
             return web_cli.run(args, out, err)
+        if args.command == "tournament":
+            return _tournament_cli().run(args, out, err)
     except UsageError as e:
         print(parser.commands[args.command].format_usage(), end="", file=err)
         print(f"{PROG} {args.command}: error: {e}", file=err)

@@ -2,8 +2,11 @@
 
 :func:`policy_table` turns any agent into a table ``P[h, o, k]`` over every
 decision state with one batched ``action_probs`` call; the solver then gives
-its exact win probabilities (:func:`exact_evaluation`).  No CLI concerns here:
-training code imports these too.
+its exact win probabilities (:func:`exact_evaluation`).  At a table of N seats
+(:func:`evaluate` with ``players`` or ``opponents``) each seat's exact
+P(not losing), its best reply's and its regret come from ``agents.reply420``
+(the solver at two players), or from simulated games of the engine.  No CLI
+concerns here: training code imports these too.
 """
 
 from __future__ import annotations
@@ -15,9 +18,15 @@ from typing import TextIO
 
 import numpy as np
 
-from agents import solver420
+from agents import reply420, solver420
 from agents.solver420 import decision_batch, policy_table  # noqa: F401 (re-exported)
+from envs import codec420
 from envs import game420 as g
+from envs.dice import RandomDice
+from envs.engine import play_out
+from envs.narrate import wrap
+from play import UsageError, progress_printer
+from play.tournament import Rate, format_match, play_match
 
 CSV_HEADER = ("hand", "opponent", "reroll")
 
@@ -112,15 +121,40 @@ def is_deterministic(table: np.ndarray) -> bool:
 
 
 def evaluate(rows: list[tuple[str, object]], exact: bool, n_games: int, seed: int, out: TextIO,
-             err: TextIO | None = None) -> None:
-    """``python -m play evaluate 420``: exact figures against the optimal bot, or simulated games."""
+             err: TextIO | None = None, players: int = 2, opponents: list[tuple[str, object]] | None = None,
+             **options) -> None:
+    """``python -m play evaluate 420``.
+
+    Two players and no ``opponents``: exact figures against the optimal bot, or
+    simulated games against it.  Otherwise a table of ``players`` seats: each
+    agent of ``rows`` at seat 0, ``opponents`` (label, agent) at seats 1.. (by
+    default the agent itself in every seat); for each seat its P(not losing),
+    exactly with its best reply and regret (``agents.reply420``), or simulated.
+    """
+    if options:
+        raise UsageError(f"420 has no option {', '.join(sorted(options))}")
+    if players == 2 and opponents is None:
+        _evaluate_two(rows, exact, n_games, seed, out)
+        return
+    if not g.MIN_PLAYERS <= players <= g.MAX_PLAYERS:
+        raise UsageError(f"420 is played by {g.MIN_PLAYERS} to {g.MAX_PLAYERS} players, got {players}")
+    if opponents is not None and len(opponents) != players - 1:
+        raise UsageError(f"{len(opponents)} opponents given for a table of {players}: give {players - 1}, "
+                         "one per other seat")
+    tables = [[(name, agent), *(opponents if opponents is not None else [(name, agent)] * (players - 1))]
+              for name, agent in rows]
+    if exact:
+        _print_exact_tables(tables, players, out)
+    else:
+        _print_simulated_tables(tables, players, n_games, seed, out, err)
+
+
+def _evaluate_two(rows: list[tuple[str, object]], exact: bool, n_games: int, seed: int, out: TextIO) -> None:
+    """Two players, no opponents given: each agent against the optimal bot."""
     if exact:
         print(format_exact([(name, exact_evaluation(agent)) for name, agent in rows]), file=out)
         return
     from agents.bots420 import OptimalAgent
-    from play.tournament import format_match, play_match
-
-    from envs.narrate import wrap
 
     optimal = OptimalAgent()
     print(wrap(f"Simulated against the optimal bot ({n_games} games each; --exact gives exact figures):",
@@ -129,3 +163,95 @@ def evaluate(rows: list[tuple[str, object]], exact: bool, n_games: int, seed: in
         result = play_match("420", agent, optimal, n_games, seed=seed, names=(name, "optimal"))
         print(file=out)
         print(format_match(result), file=out)
+
+
+# --- a table of N seats ------------------------------------------------------------
+SEAT_W = 8  # "Player 8"
+LABEL_W = 20  # longer agent labels are cut (from the left: a path keeps its file name)
+
+
+def _label(name: str) -> str:
+    return name if len(name) <= LABEL_W else "..." + name[-(LABEL_W - 3):]
+
+
+def table_figures(seats: list[object], players: int) -> list[reply420.SeatFigures]:
+    """Every seat's exact P(not losing), best reply and regret at a table of agents.
+
+    Two players: any agents, by ``solver420`` on their full policy tables (the
+    two-player figures).  Three or more: agents that play from their own hand
+    (``agents.reply420``); others raise ``ValueError`` with one line."""
+    if players != 2:
+        return reply420.table_figures(players, seats)
+    tables = [policy_table(a) for a in seats]
+    red, _ = solver420.win_probabilities(tables[0], tables[1])
+    best_red = solver420.red_win_probability(solver420.best_reply(tables[1])[1])
+    reply_blue = solver420.one_hot(solver420.best_reply(tables[0])[0])
+    best_blue = 1.0 - solver420.win_probabilities(tables[0], reply_blue)[0]
+    return [reply420.SeatFigures(0, red, best_red), reply420.SeatFigures(1, 1.0 - red, best_blue)]
+
+
+def format_table(labels: list[str], figures: list[reply420.SeatFigures], players: int) -> list[str]:
+    """The per-seat exact table: seat, agent, P(not losing), best reply's, regret in pp."""
+    width = max(len("agent"), *(len(_label(n)) for n in labels))
+    lines = [f"{'seat':<{SEAT_W}}  {'agent':<{width}}  {'P(not losing)':>13}  {'best reply':>10}  {'regret (pp)':>11}"]
+    for f, name in zip(figures, labels):
+        lines.append(f"{g.seat_name(f.seat, players):<{SEAT_W}}  {_label(name):<{width}}  {f.not_losing:>13.6f}  "
+                     f"{f.best:>10.6f}  {f.regret_pp:>11.4f}")
+    return lines
+
+
+def _who_starts(players: int) -> str:
+    return "Red moves first (R6)" if players == 2 else "Player 1 drawn (R7)"
+
+
+def _print_exact_tables(tables: list[list[tuple[str, object]]], players: int, out: TextIO) -> None:
+    print(wrap(f"Exact P(not losing) at a table of {players} (420, {_who_starts(players)}), each seat's best "
+               "reply to the others and its regret (best reply minus the seat, in percentage points):",
+               indent=""), file=out)
+    for table in tables:
+        labels = [name for name, _ in table]
+        try:
+            figures = table_figures([agent for _, agent in table], players)
+        except ValueError as e:
+            message = str(e).splitlines()[0]
+            if len(tables) == 1:
+                raise UsageError(message) from None
+            print(file=out)
+            print(wrap(f"(skipping {labels[0]}: {message})", indent=""), file=out)
+            continue
+        print(file=out)
+        print("\n".join(format_table(labels, figures, players)), file=out)
+
+
+def simulate_table(agents: list[object], n_games: int, seed: int | None, progress=None) -> np.ndarray:
+    """Games not lost by each seat in ``n_games`` games of the engine (first
+    player as the rules have it: Red with two, drawn with more), all dice from
+    one ``RandomDice(seed)``."""
+    dice = RandomDice(seed)
+    kept = np.zeros(len(agents), dtype=int)
+    for i in range(n_games):
+        game = g.Game420(len(agents), dice=dice)
+        play_out(game, agents, codec420)
+        kept += np.arange(len(agents)) != game.loser
+        if progress is not None:
+            progress(i + 1, n_games)
+    return kept
+
+
+def _print_simulated_tables(tables: list[list[tuple[str, object]]], players: int, n_games: int, seed: int | None,
+                            out: TextIO, err: TextIO | None) -> None:
+    if n_games < 1:
+        raise UsageError(f"--games {n_games}: a simulation needs at least one game")
+    progress = progress_printer(err) if err is not None else None
+    print(wrap(f"Simulated P(not losing) at a table of {players} (420, {_who_starts(players)}, {n_games} games"
+               + (f", seed {seed}" if seed is not None else "") + "; --exact gives exact figures):", indent=""),
+          file=out)
+    for table in tables:
+        labels = [_label(name) for name, _ in table]
+        width = max(len("agent"), *(len(n) for n in labels))
+        kept = simulate_table([agent for _, agent in table], n_games, seed, progress)
+        print(file=out)
+        print(f"{'seat':<{SEAT_W}}  {'agent':<{width}}  P(not losing) [95% Wilson CI]  (not lost/games)", file=out)
+        for s, (name, wins) in enumerate(zip(labels, kept)):
+            print(f"{g.seat_name(s, players):<{SEAT_W}}  {name:<{width}}  {Rate(int(wins), n_games).describe()}",
+                  file=out)

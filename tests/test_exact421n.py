@@ -1,0 +1,239 @@
+"""Exact 421 tables for 2 and 3 players (agents.exact421n), checked three ways: with two
+players against the two-player solver to 1e-12; with three against the rules engine
+itself (its states, its observations, its RAMPO and charge, whole games) within 4
+standard errors; and the command line against the module."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pytest
+
+from agents import exact421n as x
+from agents import solver421
+from agents.bots421 import CautiousAgent, Greedy421Agent, HeuristicAgent
+from agents.base import RandomAgent
+from envs import codec421
+from envs import game421 as g
+from envs.dice import RandomDice
+from envs.engine import play_out
+from play.__main__ import main
+
+Z = 4.0  # standard errors allowed between an exact figure and a Monte-Carlo estimate
+
+
+@pytest.fixture(scope="module")
+def bots():
+    """greedy421, heuristic and random as tables, shared by the tests (asked once per situation)."""
+    return [x.AgentTable(Greedy421Agent()), x.AgentTable(HeuristicAgent()), x.AgentTable(RandomAgent(0))]
+
+
+def within(exact: np.ndarray, hits: np.ndarray, n: int) -> None:
+    """Each frequency hits/n within Z standard errors of its exact probability."""
+    exact, freq = np.asarray(exact, float), np.asarray(hits, float) / n
+    se = np.sqrt(np.maximum(exact * (1 - exact), 1e-12) / n)
+    assert np.all(np.abs(freq - exact) <= Z * se + 1e-12), (exact, freq, (freq - exact) / se)
+
+
+# ------------------------------------------------------------------ two players: the solver's figures
+
+
+@pytest.mark.parametrize("pot", [1, 2, 7])
+def test_two_players_give_the_two_player_solvers_figures(pot):
+    a, b = HeuristicAgent(), RandomAgent(0)
+    pa, pb = solver421.policy_table(a, pot), solver421.policy_table(b, pot)
+    values = x.evaluate_table([a, b], pot).not_losing
+    assert values[0] == pytest.approx(solver421.evaluate(pa, pb), abs=1e-12)
+    assert values.sum() == pytest.approx(1.0, abs=1e-12)
+    for seat, other in ((0, pb), (1, pa)):
+        reply = x.best_reply([a, b], seat, pot)
+        assert reply.value == pytest.approx(solver421.best_reply(other).value, abs=1e-12)
+        assert reply.residual <= solver421.DEFAULT_TOL
+
+
+def test_two_player_observations_are_the_solvers():
+    lead, foll = solver421.decision_observations(5)
+    for t in range(1, 5):
+        assert np.array_equal(x.Situation.of((t, 5 - t), 0, 0).decision_observations(), lead[t - 1])
+        assert np.array_equal(x.Situation.of((5 - t, t), 0, 1).decision_observations(), foll[t - 1])
+
+
+# ------------------------------------------------------------------ three players: against the engine
+
+
+def _decisions(game: g.Game421):
+    """(seat to move, its situation, the final hands played before it this round)."""
+    seat = game.current_player
+    played = [hand for _, hand, _ in game.hands_played]
+    return seat, x.Situation.of(game.tokens, game.leader, seat), played
+
+
+@pytest.mark.parametrize("n_players, pot, whole_tables", [(3, 6, True), (2, 6, True), (3, 15, False)])
+def test_every_state_and_observation_the_engine_reaches_is_in_the_tables(n_players, pot, whole_tables):
+    """Random games: every discharge round starts in a state of the layout, and at each
+    decision the observation the engine shows is the one the table asks the agent at
+    (and, for the small pot, sits where the table's arrays put it)."""
+    lay = x.layout(n_players, pot)
+    rng = np.random.default_rng(1)
+    seen = 0
+    for game_no in range(30):
+        game = g.Game421(n_players, pot, dice=RandomDice(game_no))
+        while not game.is_over:
+            if not game.hands_played and game.rolls_used == 1 and game.current_player == game.leader:
+                assert (tuple(game.tokens), game.leader) in lay.index
+            seat, situation, played = _decisions(game)
+            obs = codec421.observe(game, seat)
+            hand, r, n = game.dice_in_hand, game.rolls_used, game.rolls_allowed
+            assert np.array_equal(situation.observation(hand, r, n, played), obs)
+            seen += 1
+            if not whole_tables or seen % 4:
+                game.apply(int(rng.choice(game.legal_actions())))
+                continue
+            table = situation.decision_observations()
+            h = g.hand_rank(hand)
+            if situation.position == 0:
+                assert np.array_equal(table[r - 1, h], obs)
+            else:
+                index = (x._D[(n, r)], *[g.hand_rank(p) for p in played], h)
+                assert np.array_equal(table[index], obs)
+            game.apply(int(rng.choice(game.legal_actions())))
+    assert seen > 100
+
+
+def test_rampo_among_three_matches_the_engines_rampo():
+    outcomes = x.rampo_outcomes(3)
+    assert sum(outcomes.values()) == pytest.approx(1.0, abs=1e-12)
+    two = x.rampo_outcomes(2)
+    assert two[(1, 0)] == pytest.approx(solver421.RAMPO_FIRST_LOSES, abs=1e-12)  # the tie maker rolls first
+    game = g.Game421(3, 15, dice=RandomDice(0))
+    game.dice = RandomDice(7)
+    n = 8000
+    keys = sorted(outcomes)
+    hits = np.zeros(len(keys))
+    for _ in range(n):
+        hits[keys.index(game._rampo([0, 1, 2]))] += 1
+    within([outcomes[k] for k in keys], hits, n)
+
+
+@pytest.mark.parametrize("n_players, pot", [(3, 4), (2, 5)])
+def test_the_charge_ends_as_the_engines_charge(n_players, pot):
+    lay = x.layout(n_players, pot)
+    start = lay.start()
+    assert start.sum() == pytest.approx(1.0, abs=1e-12)
+    n = 6000
+    hits = np.zeros(len(start))
+    dice = RandomDice(3)
+    for _ in range(n):
+        game = g.Game421(n_players, pot, dice=dice)
+        hits[lay.S + game.loser if game.is_over else lay.index[(tuple(game.tokens), game.leader)]] += 1
+    within(start, hits, n)
+
+
+def test_three_player_values_match_engine_games(bots):
+    greedy, heuristic, random = bots
+    values = x.evaluate_table([greedy, random, heuristic], pot=3).not_losing
+    table = [greedy.agent, random.agent, heuristic.agent]
+    assert values.sum() == pytest.approx(2.0, abs=1e-12)  # one loser per game
+    n = 1000
+    hits = np.zeros(3)
+    dice = RandomDice(11)
+    for _ in range(n):
+        game = play_out(g.Game421(3, 3, dice=dice), table, codec421)
+        hits += np.array(game.returns()) > 0
+    within(values, hits, n)
+
+
+def test_one_token_and_symmetric_tables(bots):
+    """Pot 1: the charge hands the only token to whoever takes it, who loses: 2/3 each, and
+    nobody can do better.  A table of one agent is symmetric under the first-player draw."""
+    figures, _ = x.table_figures([RandomAgent(0)] * 3, pot=1)
+    assert [f.not_losing for f in figures] == pytest.approx([2 / 3] * 3, abs=1e-12)
+    assert [f.regret_pp for f in figures] == [0.0] * 3
+    values = x.evaluate_table([bots[0]] * 3, pot=3).not_losing
+    assert values == pytest.approx([2 / 3] * 3, abs=1e-12)
+
+
+def test_a_best_reply_is_a_policy_worth_its_value_and_no_bot_beats_it(bots):
+    """The reply played as a table at its seat is worth exactly the reported value; it is at
+    least every bot's value there, state by state and in all; and it settles within the tolerance."""
+    table = bots
+    actual = x.evaluate_table(table, pot=3)
+    for seat in range(3):
+        reply = x.best_reply(table, seat, pot=3)
+        assert reply.residual <= solver421.DEFAULT_TOL
+        played = x.evaluate_table([reply.table() if s == seat else t for s, t in enumerate(table)], pot=3)
+        assert played.not_losing[seat] == pytest.approx(reply.value, abs=1e-12)
+        assert np.all(reply.value_by_state >= 1 - actual.lose_by_state[:, seat] - 1e-12)
+        assert reply.value > actual.not_losing[seat]  # none of these bots is a best reply
+        for bot in table:
+            other = x.evaluate_table([bot if s == seat else t for s, t in enumerate(table)], pot=3)
+            assert other.not_losing[seat] <= reply.value + 1e-12
+
+
+@pytest.mark.parametrize("bot", [HeuristicAgent(), CautiousAgent()])
+def test_heuristic_follower_plan_is_what_act_plays(bot):
+    rng = np.random.default_rng(0)
+    for situation in (x.Situation(3, (5, 6, 4), 1), x.Situation(3, (2, 1, 12), 2), x.Situation(3, (3, 0, 12), 2)):
+        fast = x._heuristic_follower_probs(x._heuristic_follower(bot), situation).reshape(-1, g.N_ACTIONS)
+        obs = situation.decision_observations().reshape(-1, codec421.OBS_SIZE)
+        for i in rng.choice(len(obs), 400, replace=False):
+            assert fast[i, bot.act(obs[i], codec421.mask_of(obs[i]))] == 1.0
+
+
+# ------------------------------------------------------------------ the command line
+
+
+def _table_rows(text: str) -> list[list[str]]:
+    return [line.split() for line in text.splitlines() if re.match(r"\d+ ", line)]
+
+
+def test_evaluate_three_players_exact_prints_the_modules_figures():
+    out = io.StringIO()
+    assert main(["evaluate", "421", "--players", "3", "--agent", "greedy421", "--opponent", "random",
+                 "--opponent2", "heuristic", "--exact", "--pot", "2", "--seed", "0"], out=out) == 0
+    text = out.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    rows = _table_rows(text)
+    assert [r[1] for r in rows] == ["greedy421", "random", "heuristic"]
+    figures, _ = x.table_figures([Greedy421Agent(), RandomAgent(0), HeuristicAgent()], pot=2)
+    for row, f in zip(rows, figures):
+        assert float(row[2]) == pytest.approx(f.not_losing, abs=1e-6)
+        assert float(row[3]) == pytest.approx(f.best_reply, abs=1e-6)
+        assert float(row[4]) == pytest.approx(f.regret_pp, abs=1e-4)
+
+
+def test_evaluate_two_players_with_an_opponent_gives_the_solvers_figures():
+    out = io.StringIO()
+    assert main(["evaluate", "421", "--agent", "heuristic", "--opponent", "greedy421", "--exact", "--pot", "4"],
+                out=out) == 0
+    rows = _table_rows(out.getvalue())
+    a, b = solver421.policy_table(HeuristicAgent(), 4), solver421.policy_table(Greedy421Agent(), 4)
+    assert float(rows[0][2]) == pytest.approx(solver421.evaluate(a, b), abs=1e-6)
+    assert float(rows[0][3]) == pytest.approx(solver421.best_reply(b).value, abs=1e-6)
+    assert float(rows[1][3]) == pytest.approx(solver421.best_reply(a).value, abs=1e-6)
+
+
+def test_evaluate_three_players_simulated_counts_every_game():
+    out = io.StringIO()
+    assert main(["evaluate", "421", "--players", "3", "--agent", "greedy421", "--games", "30", "--pot", "3",
+                 "--seed", "5"], out=out) == 0
+    rows = _table_rows(out.getvalue())
+    assert len(rows) == 3 and all(r[1] == "greedy421" for r in rows)
+    wins = [int(re.search(r"\((\d+)/30\)", " ".join(r)).group(1)) for r in rows]
+    assert sum(wins) == 60  # one loser per game
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--players", "4", "--agent", "greedy421"], "421 is played by 2 to 3 players"),
+    (["--players", "3", "--agent", "optimal", "--exact"], "two players only"),
+    (["--players", "3", "--agent", "greedy421", "--opponent", "optimal"], "two players only"),
+    (["--agent", "greedy421", "--opponent2", "random"], "--opponent2 needs --opponent"),
+    (["--agent", "greedy421", "--opponent", "random", "--opponent2", "random"], "--players 3"),
+])
+def test_evaluate_refuses_a_table_it_cannot_set(argv, message):
+    err = io.StringIO()
+    assert main(["evaluate", "421", *argv], out=io.StringIO(), err=err) == 2
+    lines = err.getvalue().splitlines()
+    assert message in lines[-1] and "Traceback" not in err.getvalue()
