@@ -76,6 +76,13 @@ class GameSpec:
     suggested_bot: str = "random"  # what to suggest when the shipped bot cannot load
     exact: str = ""  # module with the exact two-player evaluator
     default_bot: Mapping[int, str] = field(default_factory=dict)  # players -> the terminal's default opponent
+    # How a finishing order ranks the players in tournament ratings: "left" ranks the
+    # winners by the order they left the table, then the loser; "tied" ties every
+    # winner above the loser.
+    finish_ranking: str = "tied"
+    # players (None: any other number) -> "module:function" giving a table's exact
+    # P(not losing) per player (see play.tournament.exact_evaluator)
+    exact_tables: Mapping[Optional[int], str] = field(default_factory=dict)
     # front-ends (play/)
     terminal: str = ""  # "module:function" playing a person against bots in the terminal
     evaluate: str = ""  # "module:function" behind ``python -m play evaluate GAME``
@@ -179,6 +186,8 @@ register(GameSpec(
     suggested_bot="optimal",
     exact="agents.solver420",
     default_bot={2: "ppo-420", **{n: "optimal" for n in range(3, g420.MAX_PLAYERS + 1)}},
+    finish_ranking="left",  # the order players made 20 and dropped out (R7)
+    exact_tables={2: "play.tournament:exact_heads_up_420", None: "play.tournament:exact_race_420"},
     terminal="play.cli420:play_terminal",
     evaluate="play.exact420:evaluate",
     export="play.exact420",
@@ -209,6 +218,8 @@ register(GameSpec(
     two_player_bots=frozenset({"optimal"}),
     shipped="ppo-421",
     default_bot={2: "ppo-421", 3: "ppo-421"},
+    finish_ranking="tied",  # leaving first gains nothing, and two may leave at once (H3)
+    exact_tables={2: "play.tournament:exact_heads_up_421"},
     suggested_bot="heuristic",
     exact="agents.solver421",
     terminal="play.cli421:play_terminal421",
