@@ -86,6 +86,7 @@ class GameSpec:
     # front-ends (play/)
     terminal: str = ""  # "module:function" playing a person against bots in the terminal
     evaluate: str = ""  # "module:function" behind ``python -m play evaluate GAME``
+    explain: str = ""  # "module:function" behind ``evaluate GAME --exact --explain`` (or "")
     export: str = ""  # "module" with write_policy_csv, policy_table, is_deterministic (or "")
 
     # --- players and options ---------------------------------------------------
@@ -224,4 +225,5 @@ register(GameSpec(
     exact="agents.solver421",
     terminal="play.cli421:play_terminal421",
     evaluate="play.exact421:evaluate",
+    explain="play.exact421:explain",
 ))

@@ -167,6 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--opponent", default=None, metavar="A",
                    help="the agent at seat 2 and, unless --opponent2, at every other seat (default: --agent itself)")
     p.add_argument("--opponent2", default=None, metavar="B", help="with 3 or more players: the agent at seat 3")
+    explained = [n for n in games.names() if games.get(n).explain]
+    p.add_argument("--explain", type=_positive, nargs="?", const=10, default=None, metavar="K",
+                   help=f"with --exact, two players ({', '.join(explained)}): where the gap to the optimum "
+                   "goes, by decision and tokens, and the K largest losses (default 10)")
     _add_options(p, None)
     p.add_argument("--games", type=_games, default=1000, metavar="N", help="games per agent without --exact (default: 1000)")
     p.add_argument("--seed", type=_seed, default=None,
@@ -386,6 +390,12 @@ def cmd_evaluate(args, out: TextIO, err: Optional[TextIO] = None) -> int:
     warn = err if err is not None else sys.stderr
     options = _options(spec, args)
     players, opponent_names = _evaluate_table(spec, args)
+    if args.explain is not None:
+        if not spec.explain:
+            raise UsageError(f"--explain: {spec.name} has no gap breakdown "
+                             f"(games with one: {', '.join(n for n in games.names() if games.get(n).explain)})")
+        if not args.exact or players != 2 or opponent_names:
+            raise UsageError("--explain needs --exact and two players (no --players above 2, no --opponent)")
     seed, note = _seed_or_draw(args.seed)
     rows = _agents_to_evaluate(spec.name, args.agent, derive_seed(seed, 1), out, warn, options, args.exact, players)
     opponents = None
@@ -402,6 +412,8 @@ def cmd_evaluate(args, out: TextIO, err: Optional[TextIO] = None) -> int:
         _note(note, out)
     games.load(spec.evaluate)(rows, args.exact, args.games, seed, out, err, players=players, opponents=opponents,
                               **options)
+    if args.explain is not None:
+        games.load(spec.explain)(rows, out, args.explain, **options)
     return 0
 
 

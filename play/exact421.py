@@ -39,6 +39,20 @@ def print_exact(rows: list[tuple[str, object]], out: TextIO, pot: int = 15) -> N
         print(f"{name:<{width}}  {p:10.6f}  {gap:+9.4f}  {1 - reply:13.6f}", file=out, flush=True)
 
 
+def explain(rows: list[tuple[str, object]], out: TextIO, top: int = 10, pot: int = 15) -> None:
+    """``evaluate 421 --exact --explain``: where each agent's exact gap to the optimum goes
+    (``agents.explain421``): by decision, by tokens held, and the ``top`` largest losses."""
+    from agents import explain421
+
+    for name, agent in rows:
+        try:
+            table = solver421.policy_table(agent, pot)
+        except ValueError as e:
+            raise UsageError(f"exact evaluation of {name} failed: {e}") from None
+        print(file=out)
+        print("\n".join(explain421.format_breakdown(explain421.explain(table), top)), file=out, flush=True)
+
+
 def evaluate(rows: list[tuple[str, object]], exact: bool, n_games: int, seed: int, out: TextIO,
              err: Optional[TextIO] = None, players: int = 2,
              opponents: Optional[Sequence[tuple[str, object]]] = None, pot: int = 15) -> None:

@@ -373,6 +373,25 @@ def test_evaluate_exact_prints_the_solver_figures_and_the_best_reply():
     assert 0.0 < vs_reply <= p + 1e-9 < 0.5  # a best reply wins at least as much as the optimal bot does
 
 
+def test_evaluate_explain_breaks_the_exact_gap_down(capsys):
+    from agents import explain421, solver421
+
+    out = io.StringIO()
+    assert main(["evaluate", "421", "--agent", "heuristic", "--exact", "--explain", "3", "--pot", "6"], out=out) == 0
+    text = out.getvalue()
+    b = explain421.explain(solver421.policy_table(make_agent("421", "heuristic"), 6))
+    assert "\n".join(explain421.format_breakdown(b, 3)) in text
+    assert f"gap {100 * b.gap:.4f} pp" in text and text.count(" pp  reach ") == 3
+    assert all(len(line) <= 80 for line in text.splitlines())
+    for argv, words in ((["420", "--agent", "optimal", "--exact", "--explain"], "420 has no gap breakdown"),
+                        (["421", "--agent", "heuristic", "--explain"], "--explain needs --exact"),
+                        (["421", "--agent", "heuristic", "--exact", "--explain", "--players", "3"],
+                         "--explain needs --exact and two players"),
+                        (["421", "--agent", "heuristic", "--exact", "--explain", "0"], "")):
+        assert main(["evaluate", *argv]) == 2
+        assert words in capsys.readouterr().err
+
+
 def test_the_optimal_bot_is_refused_for_three_players(capsys):
     assert main(["match", "421", "--agent", "optimal", "--opponent", "random", "--players", "3"]) == 2
     assert "two players only" in capsys.readouterr().err
