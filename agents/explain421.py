@@ -159,13 +159,16 @@ def explain(policy: Policy421, tol: float = s.DEFAULT_TOL) -> Breakdown:
     g_two, _ = s._follower_step(g_one, None, 1)  # owing two more rolls
     stop = {1: U @ FIRST_ROLL, 2: g_one @ FIRST_ROLL}  # [t, L]: the leader stops after roll r
     final = g_two @ FIRST_ROLL  # the turn ends after roll 3
-    leader_q = {}
-    for r, keep_into in ((2, final), (1, None)):
+    def leader_values(stop_value, keep_into):
+        """[t, h, a]: the leader's chance after STOP or a keep that rolls into ``keep_into``."""
         q = np.empty((P - 1, N_HANDS, g.N_ACTIONS))
-        q[..., 0] = stop[r]
-        q[..., 1:] = ((v_two if keep_into is None else keep_into) @ T.T)[:, None, :]
-        leader_q[r] = q
-        v_two = np.where(LEADER_LEGAL[None], q, -np.inf).max(-1)  # the leader's value after roll 2
+        q[..., 0] = stop_value
+        q[..., 1:] = (keep_into @ T.T)[:, None, :]
+        return q
+
+    leader_q = {2: leader_values(stop[2], final)}
+    after_roll_two = np.where(LEADER_LEGAL[None], leader_q[2], -np.inf).max(-1)  # best play from roll 2
+    leader_q[1] = leader_values(stop[1], after_roll_two)
 
     losses: list[Loss] = []
 

@@ -31,7 +31,6 @@ import hashlib
 import io
 import json
 import os
-import secrets
 import stat
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,8 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 import games
 from agents.base import DeterministicAgent
+from games.files import commit, write_atomic, write_temporary  # noqa: F401 (used by train.checkpoint)
+from games.files import fsync_dir as _fsync_dir  # noqa: F401
 
 FORMAT = "dice-arena-policy"
 FORMAT_VERSION = 1
@@ -111,56 +112,6 @@ def tensor_bytes(obj: Any) -> bytes:
 
 def json_bytes(obj: Any) -> bytes:
     return (json.dumps(obj, indent=2, allow_nan=False) + "\n").encode()
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def write_temporary(path: Path, data: bytes) -> Path:
-    """``data`` in a new temporary file next to ``path`` (``.NAME.tmp-HEX.EXT``),
-    flushed to disk; :func:`commit` renames it to ``path``."""
-    path = Path(path)
-    folder = path.parent
-    for _ in range(100):
-        temp = folder / f".{path.stem}.tmp-{secrets.token_hex(8)}{path.suffix}"
-        try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                         | getattr(os, "O_CLOEXEC", 0), 0o666)
-            break
-        except FileExistsError:
-            continue
-    else:  # pragma: no cover - 100 collisions of 64 random bits
-        raise OSError(f"cannot create a temporary file next to {path}")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return temp
-
-
-def commit(temp: Path, path: Path) -> None:
-    """Rename ``temp`` over ``path`` (atomic; a link at ``path`` is replaced, not followed)."""
-    os.replace(temp, path)
-    _fsync_dir(Path(path).parent)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``path`` so that a crash leaves either its old content or ``data``."""
-    commit(write_temporary(path, data), path)
 
 
 # --- the network a checkpoint describes -------------------------------------------------

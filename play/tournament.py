@@ -591,113 +591,26 @@ def exact_heads_up_421(agents: Sequence[Agent], orders, options: dict, memo: dic
 
 
 def exact_race_420(agents: Sequence[Agent], orders, options: dict, memo: dict) -> np.ndarray:
-    """N-player 420 when every player keeps dice by its own hand alone (``agents.race420``):
-    the players' races are then independent, each with its own hitting-time law,
-    and the game is a recursion over (players left, round's Player 1).  Unlike
-    ``race420.Race`` the players may follow different policies."""
-    from agents import race420
+    """N-player 420 when every player keeps dice by its own hand alone: the players'
+    races are then independent, each with its own hitting-time law, and the game is
+    a recursion over (players left, round's Player 1) (``agents.reply420``, which
+    also says why an agent is refused)."""
+    from agents import reply420
 
     n = len(agents)
-    dists = []
-    for agent in agents:
-        policy = _memo(memo, ("own-hand 420", id(agent), n), lambda a=agent: own_hand_policy_420(a, n))
-        if isinstance(policy, str):
-            raise NoExactFigure(policy)
-        dists.append(_memo(memo, ("hitting 420", id(agent), n), lambda p=policy: race420.hitting_distribution(p)))
+    policies = []
+    for seat, agent in enumerate(agents):
+        try:
+            policies.append(_memo(memo, ("own-hand 420", id(agent), n),
+                                  lambda a=agent, s=seat: reply420.seat_policy(a, s, n)))
+        except ValueError as e:
+            raise NoExactFigure(str(e)) from None
     out = np.zeros(n)
-    for order in orders:
-        loser = race_loser_420([dists[p] for p in order])
+    for order in orders:  # the player in each seat; the seat-0 player leads the first round
+        loser = reply420.loser_probabilities(n, [policies[p] for p in order], leaders=[0])
         for seat, p in enumerate(order):
             out[p] += 1.0 - loser[seat]
     return out / len(orders)
-
-
-def own_hand_policy_420(agent: Agent, n_players: int) -> np.ndarray | str:
-    """The agent's keeps as an own-hand table P[h, k] (``race420.policy_matrix``), read
-    from observations at a table of ``n_players``; or, if its answer changes with the
-    other hands shown, a line saying so.
-
-    The other seats show each of ``race420.PROBE_OPPONENTS`` in turn (rotated over
-    the seats), and with three or more players also with every seat but one out of
-    the round (no hand).  Like ``race420.own_hand_table`` this probes: an agent that
-    reacted only to hands never shown would pass.
-    """
-    from agents import race420, solver420
-    from agents.base import batch_probs
-    from envs import codec420
-    from envs import game420 as g
-
-    live = np.flatnonzero(~solver420.WIN)
-    probes = race420.PROBE_OPPONENTS
-    variants = [[probes[(k + i) % len(probes)] for i in range(n_players - 1)] for k in range(len(probes))]
-    if n_players > 2:
-        variants += [[p] + [None] * (n_players - 2) for p in probes]
-    masks = codec420.LEGAL_MASKS[live]
-    tables = []
-    for others in variants:
-        obs = np.stack([codec420.encode(g.HANDS[h], *others) for h in live])
-        try:
-            tables.append(batch_probs(agent, obs, masks))
-        except ValueError as e:
-            return f"{_agent_label(agent)} cannot be tabulated: {e}"
-    for others, table in zip(variants[1:], tables[1:]):
-        diff = np.abs(table - tables[0]).max(axis=1)
-        if np.any(diff > 1e-12):
-            h = g.HANDS[live[int(np.argmax(diff))]]
-            return (f"{_agent_label(agent)} does not keep dice by its own hand alone (with {g.format_hand(h)} "
-                    "it answers differently to other hands), so the races are not independent")
-    probs = np.zeros((len(g.HANDS), g.N_ACTIONS))
-    probs[live] = tables[0]
-    probs[solver420.WIN, g.REROLL_ALL] = 1.0
-    return race420.policy_matrix(probs)
-
-
-def race_loser_420(dists: Sequence[np.ndarray]) -> np.ndarray:
-    """P(seat s is the last one left) in N-player 420 (R7), seat 0 leading the first
-    round, when seat s's hitting time (``race420.hitting_distribution``) has law
-    ``dists[s]`` and the seats' races are independent.
-
-    In a round with seats in turn order o_0, o_1, ..., the one at position j wins on
-    turn t iff T_j = t, every seat before it has T > t and every seat after it
-    T >= t: w[j] = sum_t P(T_j = t) prod_{k<j} P(T_k > t) prod_{k>j} P(T_k >= t).
-    """
-    from agents import race420
-
-    n = len(dists)
-    length = max(len(d) for d in dists)
-    d = np.zeros((n, length))
-    for s, dist in enumerate(dists):
-        d[s, : len(dist)] = dist
-    at_least = np.cumsum(d[:, ::-1], axis=1)[:, ::-1]  # P(T >= t)
-    more = np.clip(at_least - d, 0.0, None)  # P(T > t)
-    memo: dict[tuple[frozenset, int], np.ndarray] = {}
-
-    def round_win(order: list[int]) -> np.ndarray:
-        w = np.empty(len(order))
-        for j, seat in enumerate(order):
-            f = d[seat].copy()
-            for k in order[:j]:
-                f *= more[k]
-            for k in order[j + 1:]:
-                f *= at_least[k]
-            w[j] = f.sum()
-        return w
-
-    def loser(remaining: frozenset, player_one: int) -> np.ndarray:
-        key = (remaining, player_one)
-        if key not in memo:
-            out = np.zeros(n)
-            order = race420.turn_order(remaining, player_one, n)
-            for seat, w in zip(order, round_win(order)):
-                rest = remaining - {seat}
-                if len(rest) == 1:
-                    out[next(iter(rest))] += w
-                else:
-                    out += w * loser(rest, race420.next_player_one(rest, player_one, n))
-            memo[key] = out
-        return memo[key]
-
-    return loser(frozenset(range(n)), 0)
 
 
 # --- reports --------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from typing import Callable, Optional, TextIO
 import games
 from envs.narrate import wrap
 from games.cli import run_quietly, whole_number
+from games.files import write_atomic
 from play import AgentLoadError, UsageError, check_fit, load_agent, progress_printer
 from play.tournament import (FINISH_NOTES, finish_ranking, format_tournament, run_tournament, seatings,
                              tournament_json, tournament_rows)
@@ -162,33 +163,6 @@ def check_out(text: str) -> Path:
     return path
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to a new temporary file beside ``path``, then rename it over
-    ``path``: a crash leaves the old file or the new one, never half of one.
-
-    Like ``agents.ppo_agent.write_atomic`` (which imports torch): the file is made
-    with mode 0o666 less the umask, as ``open`` would (``mkstemp`` makes 0o600).
-    """
-    for _ in range(100):
-        tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            break
-        except FileExistsError:
-            continue
-    else:  # pragma: no cover - 100 collisions of 64 random bits
-        raise OSError(f"cannot create a temporary file beside {path}")
-    try:
-        with os.fdopen(fd, "w", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def command_line(args, names: list[str], seed: int, options: dict) -> str:
     """The command that replays this tournament (the seed always given)."""
     words = ["python", "-m", "play", "tournament", args.game, "--players", str(args.players),
@@ -297,8 +271,8 @@ def _run(args, out: TextIO, err: TextIO) -> int:
         writer.writerow(header)
         writer.writerows(rows)
         try:
-            write_atomically(path, json.dumps(data, indent=2) + "\n")
-            write_atomically(_csv_path(path), buffer.getvalue())
+            write_atomic(path, json.dumps(data, indent=2) + "\n")
+            write_atomic(_csv_path(path), buffer.getvalue())
         except OSError as e:
             raise UsageError(f"--out {args.out[:60]}: cannot write it ({e.strerror or e})") from None
         print(wrap(f"wrote {path} and {_csv_path(path)}"), file=out)
