@@ -18,7 +18,7 @@ from games.cli import run_quietly, whole_number
 import games
 from envs.narrate import wrap
 from play.web import cli as web_cli
-from play import AgentLoadError, UsageError, check_fit, derive_seed, load_agent, progress_printer
+from play import AgentLoadError, UsageError, check_fit, derive_seed, load_agent, one_torch_thread, progress_printer
 
 PROG = "python -m play"
 
@@ -297,6 +297,7 @@ def cmd_play(args, out: TextIO, input_fn: Callable[[str], str], err: Optional[Te
     opponents = [_load(spec.name, name, derive_seed(seed, 1 + i), "--opponent") for i, name in enumerate(names)]
     _fit(spec.name, [("--opponent", n, a) for n, a in zip(names, opponents)], players, options,
          err if err is not None else sys.stderr)
+    one_torch_thread()
     _note(note, out)
     front_end = games.load(spec.terminal)
     return front_end(opponents, RandomDice(seed), opponent_names=[_label(n) for n in names], seat=seat,
@@ -327,6 +328,7 @@ def cmd_match(args, out: TextIO, err: Optional[TextIO] = None) -> int:
     agents = [_load(spec.name, name, derive_seed(seed, 1 + i), option_names[min(i, 2)]) for i, name in enumerate(names)]
     _fit(spec.name, [(option_names[min(i, 2)], n, a) for i, (n, a) in enumerate(zip(names, agents))], players,
          options, err if err is not None else sys.stderr)
+    one_torch_thread()
     _note(note, out)
     settings = ", ".join([f"{players} players"] + [f"{k} {v}" for k, v in options.items()])
     result = play_match_n(

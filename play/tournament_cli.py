@@ -25,7 +25,7 @@ import games
 from envs.narrate import wrap
 from games.cli import run_quietly, whole_number
 from games.files import write_atomic
-from play import AgentLoadError, UsageError, check_fit, load_agent, progress_printer
+from play import AgentLoadError, UsageError, check_fit, load_agent, one_torch_thread, progress_printer
 from play.tournament import (FINISH_NOTES, finish_ranking, format_tournament, run_tournament, seatings,
                              tournament_json, tournament_rows)
 
@@ -205,16 +205,6 @@ def _is_terminal(stream: TextIO) -> bool:
         return False
 
 
-def _one_torch_thread() -> None:
-    """A trained agent answers one observation at a time, which gains nothing from
-    torch's threads; on a busy machine their hand-offs made a 421 game 20 times
-    slower (157 ms against 7 ms with one thread, two shared cores).  Only if a
-    checkpoint agent has imported torch."""
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)
-
-
 def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: Optional[TextIO] = None) -> int:
     """Run the tournament the arguments ask for; returns the exit code (2: a usage error)."""
     err = err if err is not None else sys.stderr
@@ -254,7 +244,7 @@ def _run(args, out: TextIO, err: TextIO) -> int:
             warned.add(warning)
             print(warning, file=err)
         entries.append((label, agent))
-    _one_torch_thread()
+    one_torch_thread()
     if drawn:
         print(f"(seed {seed}; pass --seed {seed} to replay)", file=out)
     progress = _Progress(err)
