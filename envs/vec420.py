@@ -197,7 +197,7 @@ def check_opponent_table(table, n_players: int = 2) -> tuple[np.ndarray | None, 
     problems = (
         ("has a negative or non-finite probability", ~np.isfinite(probs).all(axis=2) | (probs < 0).any(axis=2)),
         ("does not sum to 1", np.abs(probs.sum(axis=2) - 1.0) > 1e-6),
-        ("puts probability on an illegal keep", (probs * ~LEGAL[:N_HANDS, None, :] != 0).any(axis=2)),
+        ("puts probability on an illegal keep", ((probs != 0) & ~LEGAL[:N_HANDS, None, :]).any(axis=2)),
     )
     for why, bad in problems:
         bad = np.argwhere(decision & bad)
@@ -311,7 +311,7 @@ class Vec420Env(BatchedVecEnv):
         rolled = self.dice(rows, N - KEEP_LEN[keeps])
         if self._dice_override is None:
             return roll_hands(keeps, rolled)
-        hands = roll_hands(keeps, np.clip(rolled, 0, 7))
+        hands = roll_hands(keeps, np.clip(rolled, 0, 6))
         if (rolled < 0).any() or (rolled > 6).any() or (hands < 0).any():
             raise ValueError(f"the dice function gave values outside 1..6: {rolled.tolist()}")
         return hands

@@ -16,6 +16,7 @@ import pytest
 from envs import codec420
 from envs import game420 as g
 from envs.dice import ScriptedDice
+from envs import vec420
 from envs.vec420 import Vec420Env, check_opponent_table, scripted_dice
 
 N_HANDS = len(g.HANDS)
@@ -386,3 +387,247 @@ def test_bad_tables_are_refused():
         Vec420Env(4, keeps, n_players=3, agent_seat=3)
     with pytest.raises(ValueError, match="reward"):
         Vec420Env(4, keeps, reward="score")
+
+
+# --- the building blocks, one by one (what the scripted games above exercise only in bulk) ---
+
+
+def test_keep_and_roll_tables_give_the_engine_hands():
+    """Every keep with every roll of four dice: ``play_keeps`` (which builds the lookup
+    table) and ``roll_hands`` (the lookup) give the hand the engine makes of the kept
+    dice and the first ``4 - len(keep)`` rolled ones; the unused dice do not matter."""
+    rolls = np.array(list(np.ndindex(6, 6, 6, 6)), dtype=np.int64) + 1  # (1296, 4)
+    keeps = np.repeat(np.arange(g.N_ACTIONS), len(rolls))
+    rolled = np.tile(rolls, (g.N_ACTIONS, 1))
+    expected = np.array([g.HAND_INDEX[g.canonical(g.KEEPS[k] + tuple(int(v) for v in r[:4 - len(g.KEEPS[k])]))]
+                         for k, r in zip(keeps, rolled)])
+    np.testing.assert_array_equal(vec420.play_keeps(None, keeps, rolled), expected)
+    np.testing.assert_array_equal(vec420.roll_hands(keeps, rolled), expected)
+    used = np.arange(4)[None, :] < (4 - np.array([len(g.KEEPS[k]) for k in keeps]))[:, None]
+    np.testing.assert_array_equal(vec420.roll_hands(keeps, np.where(used, rolled, 0)), expected)
+
+
+def test_scripted_dice_take_each_games_script_in_order_until_it_runs_out():
+    roll = scripted_dice([[6, 5, 4, 3, 2], [1, 2, 3]])
+    np.testing.assert_array_equal(roll(np.array([0, 1]), np.array([4, 3]))[:, :3], [[6, 5, 4], [1, 2, 3]])
+    np.testing.assert_array_equal(roll(np.array([0]), np.array([1]))[:, :1], [[2]])  # the last die
+    with pytest.raises(RuntimeError, match="^dice script of game 1 exhausted$"):
+        roll(np.array([1]), np.array([1]))
+
+
+def test_illegal_action_messages_say_why_what_is_held_and_what_is_legal():
+    """The exact line, built from the engine's wording: a keep the hand does not hold,
+    and an out-of-range action in a decided game."""
+    env, masks, row = live_env(2)
+    hand = g.HANDS[env.own[row]]
+    bad = next(k for k in range(g.N_ACTIONS) if not g.is_submultiset(g.KEEPS[k], hand))
+    actions = masks.argmax(axis=1)
+    actions[row] = bad
+    legal = ", ".join(f"{k} ({g.describe_action(k, hand)})" for k in g.legal_keeps(hand))
+    with pytest.raises(g.IllegalAction) as info:
+        env.step(actions)
+    assert str(info.value) == (f"game {row}: illegal action {bad}: the hand does not hold "
+                               f"{g.format_hand(g.KEEPS[bad])}; the agent holds {g.format_hand(hand)}; "
+                               f"legal keeps: {legal}")
+
+    # Red (the opponent) makes 20 on its first roll: game 0 is decided before the agent plays.
+    env = Vec420Env(1, random_keep_table(0, two_player=True), agent_seat="blue",
+                    dice=scripted_dice([[6, 6, 5, 3] + [1] * 40]))
+    env.reset()
+    assert env.decided[0]
+    with pytest.raises(g.IllegalAction) as info:
+        env.step(np.array([g.N_ACTIONS]))
+    assert str(info.value) == (f"game 0: illegal action {g.N_ACTIONS}: not in 0..{g.N_ACTIONS - 1}; the game is "
+                               "decided (this step returns its reward and ignores the keep); legal keeps: 0")
+
+
+def test_a_dice_function_giving_values_outside_1_to_6_is_refused_in_one_line():
+    """A die value outside 1..6 that would be used (first column, or last used one) gets
+    the env's one-line ValueError, never an IndexError from the lookup table; unused dice
+    may read 0 (the ``DiceFn`` contract)."""
+    def dice_with(value, column):
+        def dice(rows, n):
+            out = np.ones((len(rows), 4), dtype=np.int64)
+            out[np.arange(len(rows)), np.minimum(column, np.asarray(n) - 1)] = value
+            return out
+        return dice
+
+    table = random_keep_table(0)
+    for value in (-10, -1, 0, 7, 8, 20):
+        for column in (0, 3):
+            env = Vec420Env(2, table, dice=dice_with(value, column), n_players=3)
+            with pytest.raises(ValueError, match=r"^the dice function gave values outside 1\.\.6: \[\["):
+                env.reset()
+
+    rng = np.random.default_rng(0)
+
+    def zeros_when_unused(rows, n):
+        rolled = rng.integers(1, 7, size=(len(rows), 4))
+        return np.where(np.arange(4)[None, :] < np.asarray(n)[:, None], rolled, 0)
+
+    env = Vec420Env(4, table, dice=zeros_when_unused, n_players=3, seed=0)
+    env.reset()
+    for _ in range(20):
+        env.step(env.action_masks().argmax(axis=1))
+    assert (env.hands <= vec420.NO_HAND).all() and (env.hands >= 0).all()
+
+
+def test_bad_arguments_get_one_exact_line():
+    keeps = random_keep_table(0)
+    cases = [
+        (dict(n_players=9), "n_players must be an integer from 2 to 8, got 9"),
+        (dict(n_players=1), "n_players must be an integer from 2 to 8, got 1"),
+        (dict(n_players=True), "n_players must be an integer from 2 to 8, got True"),
+        (dict(n_players=3.0), "n_players must be an integer from 2 to 8, got 3.0"),
+        (dict(agent_seat="green"), "agent_seat must be 'red', 'blue', 0, 1 or 'random', got 'green'"),
+        (dict(agent_seat=2), "agent_seat must be 'red', 'blue', 0, 1 or 'random', got 2"),
+        (dict(agent_seat="red", n_players=3), "agent_seat must be a seat 0..2 or 'random', got 'red'"),
+        (dict(agent_seat=-1, n_players=3), "agent_seat must be a seat 0..2 or 'random', got -1"),
+        (dict(agent_seat=True, n_players=3), "agent_seat must be a seat 0..2 or 'random', got True"),
+        (dict(agent_seat=1.0, n_players=3), "agent_seat must be a seat 0..2 or 'random', got 1.0"),
+        (dict(reward="score"), "reward must be 'outcome' or 'rank', got 'score'"),
+        (dict(first_players=[[0]]), "first_players needs one sequence per game (2), got 1"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError) as info:
+            Vec420Env(2, keeps, **kwargs)
+        assert str(info.value) == message, kwargs
+    for n_players in (2, 8):  # the bounds are allowed, with every seat
+        env = Vec420Env(2, keeps, n_players=n_players, agent_seat=n_players - 1, seed=0)
+        env.reset()
+        assert (env.seat == n_players - 1).all()
+    env = Vec420Env(2, keeps, n_players=np.int64(3), agent_seat=np.int64(2), seed=0, reward="rank")
+    env.reset()
+    assert env.n_players == 3 and type(env.n_players) is int and (env.seat == 2).all()
+    assert env.get_attr("reward") == ["rank", "rank"]  # what SB3 reads of the configuration
+
+
+def test_bad_opponent_tables_get_one_exact_line():
+    """What is wrong, where (the first bad state and how many there are) and what is legal."""
+    def message(table, n_players=2):
+        with pytest.raises(ValueError) as info:
+            check_opponent_table(table, n_players)
+        return str(info.value)
+
+    two = "(126,) or (126, 126) or (126, 14) or (126, 126, 14)"
+    assert message(np.zeros(125, dtype=int)) == \
+        f"the opponent must be a policy table of shape {two} for 2 players, got shape (125,)"
+    assert message(np.zeros((N_HANDS, N_HANDS), dtype=int), 3) == (
+        "the opponent must be a policy table of shape (126,) or (126, 14) for 3 players, got shape "
+        "(126, 126); with more than two players the opponents look at their own hand only")
+    assert message(np.zeros((N_HANDS, 5), dtype=int), 3) == \
+        "the opponent must be a policy table of shape (126,) or (126, 14) for 3 players, got shape (126, 5)"
+    for table in (np.zeros(N_HANDS, dtype=bool), np.full(N_HANDS, 0.5)):
+        assert message(table) == \
+            f"a (126, ...) opponent table holds keep indices (integers), got dtype {table.dtype}"
+
+    def legal(h):
+        return ", ".join(f"{k} ({g.describe_action(k, g.HANDS[h])})" for k in g.legal_keeps(g.HANDS[h]))
+
+    def illegal_keep(h):
+        return next(k for k in range(g.N_ACTIONS) if k not in g.legal_keeps(g.HANDS[h]))
+
+    # Hands needing a choice: 6-5-4-3 (keeps 6, 6-5, 6-5-4 ...) and 4-4-3-1 (only rerolls).
+    h1, h2 = g.HAND_INDEX[(6, 5, 4, 3)], g.HAND_INDEX[(4, 4, 3, 1)]
+    keeps = np.zeros(N_HANDS, dtype=np.int64)
+    k1, k2 = illegal_keep(h1), illegal_keep(h2)
+    keeps[h1], keeps[h2] = k1, k2
+    first = min(h1, h2)
+    k = keeps[first]
+    assert message(keeps, 4) == (
+        f"opponent table: keep {k} ({g.describe_action(k, g.HANDS[first])}) is not legal for hand "
+        f"{g.format_hand(g.HANDS[first])} (2 such states); legal keeps: {legal(first)}")
+    for value in (-1, g.N_ACTIONS):
+        keeps = np.zeros(N_HANDS, dtype=np.int64)
+        keeps[h2] = value
+        assert message(keeps.astype(np.float64), 3) == (
+            f"opponent table: {value} is not legal for hand 4-4-3-1 (1 such states); legal keeps: {legal(h2)}")
+    pairs = np.zeros((N_HANDS, N_HANDS), dtype=np.int64)
+    pairs[h2, h1] = k2
+    assert message(pairs) == (f"opponent table: keep {k2} ({g.describe_action(k2, g.HANDS[h2])}) is not legal "
+                              f"for hand 4-4-3-1 against 6-5-4-3 (1 such states); legal keeps: {legal(h2)}")
+
+    probs = np.eye(g.N_ACTIONS)[np.zeros(N_HANDS, dtype=np.int64)]
+    bad = probs.copy()
+    bad[h1, :2] = [1.5, -0.5]
+    assert message(bad, 5) == (f"opponent table: the row for hand 6-5-4-3 has a negative or non-finite "
+                               f"probability (1 such states): {bad[h1].tolist()}; legal keeps: {legal(h1)}")
+    bad = probs.copy()
+    bad[h1, 0], bad[h2, 0] = 0.5, 0.25  # 4-4-3-1 comes first in the hands' order
+    assert h2 < h1 and message(bad, 5) == (f"opponent table: the row for hand 4-4-3-1 does not sum to 1 "
+                                           f"(2 such states): {bad[h2].tolist()}; legal keeps: {legal(h2)}")
+    bad = probs.copy()
+    bad[h2] = np.eye(g.N_ACTIONS)[k2] / 3 + 2 / 3 * np.eye(g.N_ACTIONS)[0]
+    assert message(bad, 5) == (f"opponent table: the row for hand 4-4-3-1 puts probability on an illegal keep "
+                               f"(1 such states): {np.round(bad[h2], 6).tolist()}; legal keeps: {legal(h2)}")
+    pairs = np.broadcast_to(probs[:, None, :], (N_HANDS, N_HANDS, g.N_ACTIONS)).copy()
+    pairs[h2, h1, 0] = np.inf
+    assert message(pairs) == (f"opponent table: the row for hand 4-4-3-1 against 6-5-4-3 has a negative or "
+                              f"non-finite probability (1 such states): {pairs[h2, h1].tolist()}; "
+                              f"legal keeps: {legal(h2)}")
+
+
+def test_first_players_scripted_or_drawn_per_game():
+    """Scripted Player 1 seats must be seats and last as long as the games; drawn ones
+    are drawn for each game (two players: always Red)."""
+    table = random_keep_table(0)
+    for seats, message in (([3], "first_players must be seats 0..2, got [3]"),
+                           ([-1], "first_players must be seats 0..2, got [-1]"),
+                           ([], "first_players script of game 0 exhausted")):
+        env = Vec420Env(1, table, n_players=3, first_players=[seats], seed=0)
+        with pytest.raises((ValueError, RuntimeError)) as info:
+            env.reset()
+        assert str(info.value) == message
+    env = Vec420Env(64, table, n_players=4, seed=0)
+    env.reset()
+    assert sorted(set(env.first_player.tolist())) == [0, 1, 2, 3]
+    env = Vec420Env(64, random_keep_table(0, two_player=True), seed=0)
+    env.reset()
+    assert (env.first_player == g.RED).all()
+
+
+def test_only_decision_states_of_a_table_are_checked():
+    """A state where the mover or (two players) the other holds 20 never occurs: anything
+    goes there.  Two-player tables are the default; a wrong (126, 126, k) shape is only
+    a wrong shape with two players."""
+    h = next(i for i in range(N_HANDS) if codec420.LEGAL_MASKS[i].sum() < g.N_ACTIONS and not WIN[i])
+    illegal = int(np.flatnonzero(~codec420.LEGAL_MASKS[h])[0])
+    win = int(np.flatnonzero(WIN)[0])
+    keeps = random_keep_table(0, two_player=True)
+    keeps[h, win] = keeps[win, h] = illegal
+    padded, cdf = check_opponent_table(keeps)
+    assert cdf is None and padded.shape == (N_HANDS + 1, N_HANDS + 1)
+    np.testing.assert_array_equal(padded[:N_HANDS, :N_HANDS], keeps)
+    with pytest.raises(ValueError) as info:
+        check_opponent_table(np.zeros((N_HANDS, N_HANDS, 5)))
+    assert str(info.value) == ("the opponent must be a policy table of shape (126,) or (126, 126) or (126, 14) "
+                               "or (126, 126, 14) for 2 players, got shape (126, 126, 5)")
+
+
+def test_probability_tables_become_cumulative_rows_ending_in_inf():
+    """``check_opponent_table``'s ``cdf``: the running sums, then ``inf`` from the last keep
+    with probability on (a draw past a row that sums to a little under 1 still picks a
+    keep with probability); the ``NO_HAND`` row is all ``inf`` (its only move is keep 0)."""
+    for two_player in (False, True):
+        probs = random_prob_table(3, two_player=two_player)
+        keeps, cdf = check_opponent_table(probs)
+        assert keeps is None
+        rows = probs.reshape(-1, g.N_ACTIONS)
+        got = (cdf[:N_HANDS, :N_HANDS] if two_player else cdf[:N_HANDS]).reshape(-1, g.N_ACTIONS)
+        for p, c in zip(rows, got):
+            last = int(np.flatnonzero(p)[-1])
+            np.testing.assert_array_equal(c[:last], np.cumsum(p)[:last])
+            assert np.isinf(c[last:]).all()
+        assert np.isinf(cdf[vec420.NO_HAND]).all()
+
+
+def test_next_seat_table():
+    """``next_in_table(n)[mask, seat]``: of the seats in ``mask``, the one fewest steps
+    clockwise after ``seat`` (``seat`` itself if alone; -1 for no seat), every n."""
+    for n in range(2, g.MAX_PLAYERS + 1):
+        table = vec420.next_in_table(n)
+        assert table.shape == (1 << n, n) and (table[0] == -1).all()
+        for mask in range(1, 1 << n):
+            seats = [s for s in range(n) if mask >> s & 1]
+            for seat in range(n):
+                assert table[mask, seat] == min(seats, key=lambda s: (s - seat - 1) % n), (n, mask, seat)

@@ -13,6 +13,9 @@ from envs import codec421
 from envs import game421 as g
 from envs.dice import ScriptedDice
 from envs.dice421_env import Dice421Env
+from envs import policy421
+from envs.policy421 import FOLLOWER_DECISION_INDEX
+from envs import vec421
 from envs.vec421 import Vec421Env, scripted_dice
 
 RANK_ARRAY = np.zeros((7, 7, 7), dtype=np.int64)  # [dice high to low] -> rank (0 for no hand)
@@ -253,6 +256,9 @@ def test_arguments_and_opponents():
     venv.reset()
     assert venv.opponent_policy.name == "random"
     assert 0.4 < venv.seat.mean() < 0.6 and 0.4 < (venv.first == 0).mean() < 0.6
+    fixed = Vec421Env(512, table("random"), agent_seat=0, seed=2)  # the first player: drawn per game
+    fixed.reset()
+    assert 0.4 < (fixed.first == 0).mean() < 0.6
     venv.set_opponent(table("optimal"))
     assert venv.opponent_policy.name == "optimal"
     with pytest.raises(TypeError, match="Policy421"):
@@ -277,3 +283,188 @@ def test_maskable_ppo_trains_on_it(one_torch_thread):
     model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=64, seed=0, device="cpu")
     model.learn(256)
     assert model.num_timesteps >= 256
+
+
+# --- what a caller is told ----------------------------------------------------------
+
+
+def test_illegal_actions_get_one_exact_line():
+    """Why, what the agent holds (as leader or as follower), what is legal; and in a
+    decided game, that any in-range action is fine there."""
+    venv = Vec421Env(8, table("optimal"), seed=1)
+    venv.reset()
+    masks = venv.action_masks()
+    live = np.flatnonzero(venv.pending == 0)
+    leader = next(i for i in live if venv.leader[i] == 0)
+    follower = next(i for i in live if venv.leader[i] == 1)
+    for row, role in ((leader, "leader"), (follower, f"follower owing {venv.allowed[follower]} rolls")):
+        hand = g.HANDS[venv.hand[row]]
+        np.testing.assert_array_equal(masks[row], codec421.action_mask(hand, row == leader))
+        bad = int(np.flatnonzero(~masks[row])[0])
+        actions = masks.argmax(axis=1)
+        actions[row] = bad
+        options = ", ".join(f"{x}={g.describe_action(x)}" for x in np.flatnonzero(masks[row]))
+        with pytest.raises(g.IllegalAction) as info:
+            venv.step(actions)
+        assert str(info.value) == (f"game {row}: action {bad} ({g.describe_action(bad)}) is not legal: the agent "
+                                   f"({role}) holds {g.hand_str(hand)} after roll {venv.used[row]}; "
+                                   f"legal actions: {options}"), role
+
+    # Game 0 is decided in the charge (seat 0 plays first; every roll 4-2-1, worth 10: the
+    # first player takes the whole pot of 5 at once and loses).
+    venv = Vec421Env(1, table("optimal", 5), pot=5, agent_seat=0, dice=scripted_dice([[4, 2, 1, 1, 2, 3] * 4], [[0]]))
+    venv.reset()
+    assert venv.pending[0] != 0
+    with pytest.raises(g.IllegalAction) as info:
+        venv.step(np.array([g.N_ACTIONS]))
+    assert str(info.value) == (f"game 0: action {g.N_ACTIONS} (not in 0..{g.N_ACTIONS - 1}) is not legal: the game "
+                               f"is decided (this step returns its reward, whatever action in 0..{g.N_ACTIONS - 1} "
+                               f"is given); legal actions: 0=STOP")
+
+
+def test_bad_arguments_get_one_exact_line():
+    optimal = table("optimal")
+    cases = [
+        (dict(agent_seat=2), ValueError, "agent_seat must be 0, 1 or 'random', got 2"),
+        (dict(agent_seat=True), ValueError, "agent_seat must be 0, 1 or 'random', got True"),
+        (dict(agent_seat="red"), ValueError, "agent_seat must be 0, 1 or 'random', got 'red'"),
+        (dict(agent_seat=1.0), ValueError, "agent_seat must be 0, 1 or 'random', got 1.0"),
+        (dict(pot=0), ValueError, "pot must be a positive number of tokens, got 0"),
+        (dict(pot=2.5), ValueError, "pot must be a positive number of tokens, got 2.5"),
+        (dict(pot=5), ValueError, "the opponent's table is for pot 15, this env's pot is 5"),
+    ]
+    for kwargs, kind, message in cases:
+        with pytest.raises(kind) as info:
+            Vec421Env(2, optimal, **kwargs)
+        assert str(info.value) == message, kwargs
+    with pytest.raises(TypeError) as info:
+        Vec421Env(2, "optimal")
+    assert str(info.value) == ("the opponent is a Policy421 table, got str: build one with "
+                               "agents.bot_table('421', name, pot=...) or agents.solver421.as_policy(agent, pot)")
+    venv = Vec421Env(2, optimal, agent_seat=np.int64(1), seed=0)
+    venv.reset()
+    assert (venv.seat == 1).all()
+    with pytest.raises(RuntimeError, match=r"^step_wait\(\) without step_async\(actions\): call step\(actions\)$"):
+        Vec421Env(2, optimal, seed=0).step_wait()
+
+
+def test_scripted_dice_feed_each_game_in_order_until_they_run_out():
+    dice = scripted_dice([[6, 5, 4, 3], [1, 2, 3]], [[0, 1], 1])
+    first = dice.roll(np.array([0, 1]), np.array([2, 3]), 3)
+    np.testing.assert_array_equal(first[0, :2], [6, 5])
+    np.testing.assert_array_equal(first[1], [1, 2, 3])
+    np.testing.assert_array_equal(dice.roll(np.array([0]), 2, 2), [[4, 3]])  # exactly what was left
+    with pytest.raises(RuntimeError, match="^dice script of game 1 exhausted$"):
+        dice.roll(np.array([1]), 1, 3)
+    np.testing.assert_array_equal(dice.draw_seats(np.array([0, 1])), [0, 1])
+    np.testing.assert_array_equal(dice.draw_seats(np.array([0])), [1])
+    with pytest.raises(RuntimeError, match="^seat script of game 1 exhausted$"):
+        dice.draw_seats(np.array([1]))
+    with pytest.raises(ValueError, match="^give one seat script per dice script, got 1 and 2$"):
+        scripted_dice([[1], [2]], [[0]])
+
+
+def test_a_pot_of_one_token_is_decided_in_the_charge():
+    """One token: the first charge round hands it to the lower hand, who then holds every
+    token and loses; no discharge, every game is decided before the agent's first choice."""
+    venv = Vec421Env(64, table("optimal", 1), pot=1, seed=0)
+    obs = venv.reset()
+    assert (obs[:, codec421.PHASE] == codec421.PHASE_CODE[g.OVER]).all()
+    assert set(venv.pending.tolist()) == {-1.0, 1.0}
+    np.testing.assert_array_equal(venv.pending == 1.0, venv.tok[:, 0] == 0)
+    np.testing.assert_array_equal(venv.tok.sum(axis=1), 1)
+
+
+def test_a_stochastic_opponent_samples_each_decision_from_its_row():
+    """A table that is not one-hot is sampled: at every opponent decision, from the row of
+    its state (``Policy421``: leader[t, r - 1, h], follower[t, d, L, h]), independently
+    per game: only actions with probability on, at the row's frequencies."""
+    pot = 5
+    # Half optimal, a fifth uniformly random, the rest on each hand's last legal action (the
+    # last action, keep 6-6, then gets a good share where it is legal).
+    last = np.eye(g.N_ACTIONS)[g.N_ACTIONS - 1 - np.flip(policy421.FOLLOWER_LEGAL, axis=1).argmax(axis=1)]
+    lasts = solver421.Policy421(pot, np.broadcast_to(last, (pot + 1, 2) + last.shape).copy(),
+                                np.broadcast_to(last, (pot + 1, 3, len(g.HANDS)) + last.shape).copy(), "last")
+    policy = mixture("mixed", mixture("optimal+random", table("optimal", pot), table("random", pot), 5 / 7), lasts, 0.7)
+    venv = Vec421Env(512, policy, pot=pot, seed=5)
+    seen = {}  # row of the table -> (probabilities, action counts)
+    shared_rows = differ = 0
+    totals = np.zeros((3, g.N_ACTIONS))  # per action: times drawn, expected times, variance
+    original = venv._opponent_actions
+
+    def spy(rows):
+        nonlocal shared_rows, differ
+        actions = original(rows)
+        by_row = {}
+        for r, a in zip(rows, actions):
+            t, h, used = venv.tok[r, 1], venv.hand[r], venv.used[r]
+            if venv.leader[r] == 1:
+                key = ("lead", t, used - 1, h)
+                p = policy.leader[t, used - 1, h]
+            else:
+                d = FOLLOWER_DECISION_INDEX[(int(venv.allowed[r]), int(used))]
+                key = ("follow", t, d, venv.played[r, 0], h)
+                p = policy.follower[t, d, venv.played[r, 0], h]
+            assert p[a] > 0, (key, a)
+            totals[0][a] += 1
+            totals[1:] += p, p * (1 - p)
+            entry = seen.setdefault(key, (p, np.zeros(g.N_ACTIONS)))
+            entry[1][a] += 1
+            by_row.setdefault(key, []).append(a)
+        for key, acts in by_row.items():
+            if len(acts) > 1 and (seen[key][0] < 1).all():
+                shared_rows += 1
+                differ += len(set(acts)) > 1
+        return actions
+
+    venv._opponent_actions = spy
+    venv.reset()
+    chooser = np.random.default_rng(0)
+    for _ in range(40):
+        venv.step(pick_legal(chooser, venv.action_masks()))
+    assert shared_rows > 100 and differ > shared_rows // 5  # games sharing a state draw apart (one draw: 0)
+    # Pearson's statistic over the states seen 50 times or more: its mean is its degrees
+    # of freedom when every action is drawn at its row's probability.
+    chi2 = dof = 0.0
+    for p, counts in seen.values():
+        n = counts.sum()
+        if n >= 50:
+            on = p > 0
+            chi2 += float(((counts[on] - n * p[on]) ** 2 / (n * p[on])).sum())
+            dof += on.sum() - 1
+    assert dof > 200 and (chi2 - dof) / np.sqrt(2 * dof) < 5, (chi2, dof)
+    drawn, expected, variance = totals
+    assert (variance > 0).all() and (np.abs(drawn - expected) / np.sqrt(variance)).max() < 5  # every action
+
+
+def test_a_one_hot_opponent_is_looked_up_and_draws_nothing():
+    """With scripted dice and a fixed seat, the env's generator serves only the sampling of
+    a stochastic opponent: a one-hot table (played by lookup) leaves it untouched."""
+    pot = 5
+    rng = np.random.default_rng(pot)
+    dice = [rng.integers(1, 7, size=3000).tolist() for _ in range(32)]
+    seats = [rng.integers(2, size=100).tolist() for _ in range(32)]
+    optimal, mixed = table("optimal", pot), mixture("mixed", table("optimal", pot), table("random", pot), 0.5)
+    junk = solver421.Policy421(pot, optimal.leader.copy(), optimal.follower.copy(), "junk")
+    junk.leader[[0, pot]] = junk.follower[[0, pot]] = 1 / g.N_ACTIONS  # rows never asked: ignored
+    at_one = solver421.Policy421(pot, optimal.leader.copy(), optimal.follower.copy(), "stochastic at t = 1")
+    at_one.leader[1], at_one.follower[1] = mixed.leader[1], mixed.follower[1]
+    for name, policy, drawn in (("optimal", optimal, False), ("greedy", table("greedy421", pot), False),
+                                ("junk", junk, False), ("mixed", mixed, True), ("at one", at_one, True)):
+        venv = Vec421Env(32, policy, pot=pot, agent_seat=1, seed=0, dice=scripted_dice(dice, seats))
+        before = venv.rng.bit_generator.state
+        venv.reset()
+        chooser = np.random.default_rng(0)
+        for _ in range(20):
+            venv.step(pick_legal(chooser, venv.action_masks()))
+        assert (venv.rng.bit_generator.state != before) == drawn, name
+
+
+def test_a_batch_needing_more_dice_than_the_buffer_holds():
+    """Dice come from a buffer of ``DICE_BUFFER`` values; a single roll of the whole batch
+    needing more (a charge round of every game: 6 dice each) draws a buffer that size."""
+    n = vec421.DICE_BUFFER // 6 + 1
+    venv = Vec421Env(n, table("optimal", 1), pot=1, seed=0)  # one charge round decides each game
+    obs = venv.reset()
+    assert obs.shape == (n, codec421.OBS_SIZE) and (obs[:, codec421.PHASE] == codec421.PHASE_CODE[g.OVER]).all()
+    assert set(venv.pending.tolist()) == {-1.0, 1.0} and abs(venv.pending.mean()) < 0.02
