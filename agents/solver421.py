@@ -674,8 +674,11 @@ def main(argv: list[str] | None = None) -> None:
     start = time.perf_counter()
     sol = solve(args.pot)
     print(f"pot {args.pot}: solved in {time.perf_counter() - start:.2f} s ({sol.sweeps} sweeps, "
-          f"bound gap {float((sol.upper - sol.lower).max()):.1e}); game value {sol.game_value:.12f}")
-    print("W[t] (leader holding t wins):", " ".join(f"{t}:{sol.value[t]:.6f}" for t in range(1, args.pot)))
+          f"bound gap {float((sol.upper - sol.lower).max()):.1e})")
+    print(f"game value {sol.game_value:.12f}")
+    print("W[t] (leader holding t wins):")
+    for first in range(1, args.pot, 6):  # six to a line: the output fits 80 columns
+        print("  " + " ".join(f"{t}:{sol.value[t]:.6f}" for t in range(first, min(first + 6, args.pot))))
     best = best_reply(sol.policy())
     print(f"the optimal policy against its best reply wins {1 - best.value:.12f}")
 

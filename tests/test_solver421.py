@@ -125,6 +125,7 @@ def test_transition_table_and_rampo_by_enumeration():
     keep_11 = g.KEEPS.index((1, 1))
     assert s.T[keep_11, g.hand_rank((1, 1, 1))] == pytest.approx(1 / 6, abs=1e-15)
     assert s.RAMPO_FIRST_LOSES == pytest.approx(rampo_first_loses_by_series(), abs=1e-14)
+    assert s._rampo_first_loses() == pytest.approx(rampo_first_loses_by_series(), abs=1e-14)  # as computed at import
     assert s.RAMPO_FIRST_LOSES == pytest.approx(0.5, abs=1e-14)
 
 
@@ -237,10 +238,14 @@ def test_representative_observations_are_what_the_engine_shows():
             t = game.tokens[seat]
             if seat == game.leader:
                 expected = lead_obs[t - 1, game.rolls_used - 1, h]
+                direct = s.leader_observation(t, pot - t, game.rolls_used, game.dice_in_hand)
             else:
                 d = s.FOLLOWER_DECISION_INDEX[(game.rolls_allowed, game.rolls_used)]
                 expected = foll_obs[t - 1, d, g.hand_rank(game.hands_played[0][1]), h]
+                direct = s.follower_observation(t, pot - t, game.rolls_allowed, game.rolls_used,
+                                                game.hands_played[0][1], game.dice_in_hand)
             np.testing.assert_array_equal(obs, expected)
+            np.testing.assert_array_equal(obs, direct)
             action = agent.act(obs, codec421.legal_mask(game.legal_actions()))
             assert agent.action_probs(obs[None], None)[0, action] == 1.0  # the batch lookup agrees
             game.apply(action)
@@ -391,3 +396,130 @@ def test_engine_games_optimal_against_random_agree_with_evaluate():
         players[optimal_seat], players[1 - optimal_seat] = s.OptimalAgent421(), RandomAgent(seed)
         wins += played("421", players, seed=seed, pot=pot).loser != optimal_seat
     assert _z(wins, games * exact, games * exact * (1 - exact)) < 4
+
+
+# ------------------------------------------------------------------ reports, the command line, bad input
+
+
+def test_exact_figures_and_their_table_are_the_exact_evaluations():
+    pot = 3
+    opponents = {"optimal": s.solve(pot).policy(), "random": agents.bot_table("421", "random", pot=pot)}
+    greedy = s.policy_table(Greedy421Agent(), pot)
+    figures = s.exact_figures(Greedy421Agent(), opponents, pot)
+    vs_opt, vs_rand = s.evaluate(greedy, opponents["optimal"]), s.evaluate(greedy, opponents["random"])
+    assert figures == {"vs_optimal": vs_opt, "vs_random": vs_rand, "gap_pp": 100.0 * (0.5 - vs_opt),
+                       "optimal": False}
+    assert 0 < figures["gap_pp"] < 50
+    assert s.format_figures("greedy", figures, list(opponents), pot) == [
+        f"exact win probability, two players, pot {pot} (charge and seat draw included)",
+        f"  vs optimal     {vs_opt:.6f}   (optimal vs optimal: 0.5; gap {100 * (0.5 - vs_opt):.4f} pp)",
+        f"  vs random      {vs_rand:.6f}",
+    ]
+    assert s.format_figures("greedy", figures, list(opponents))[0].endswith("pot 15 (charge and seat draw included)")
+    best = s.exact_figures(s.OptimalAgent421(), {"optimal": opponents["optimal"]}, pot)
+    assert best["gap_pp"] == 0.0 and abs(best["vs_optimal"] - 0.5) < 1e-12
+
+
+def test_the_command_line_prints_the_solution(capsys):
+    """Every figure the solution has, in lines that fit 80 columns (W[t] six to a line)."""
+    pot = 15
+    s.main([])  # the default pot
+    lines = capsys.readouterr().out.splitlines()
+    assert float(lines[0].split(" solved in ")[1].split(" s ")[0]) < 60
+    sol = s.solve(pot)
+    gap = float((sol.upper - sol.lower).max())
+    assert lines[0].startswith(f"pot {pot}: solved in ")
+    assert lines[0].endswith(f" s ({sol.sweeps} sweeps, bound gap {gap:.1e})")
+    assert lines[1:3] == [f"game value {sol.game_value:.12f}", "W[t] (leader holding t wins):"]
+    values = [f"{t}:{sol.value[t]:.6f}" for t in range(1, pot)]
+    assert lines[3:6] == ["  " + " ".join(values[:6]), "  " + " ".join(values[6:12]), "  " + " ".join(values[12:])]
+    assert lines[6] == f"the optimal policy against its best reply wins {1 - s.best_reply(sol.policy()).value:.12f}"
+    assert len(lines) == 7 and max(map(len, lines)) <= 80
+
+
+def test_bad_pots_and_tables_get_one_line():
+    for pot in (0, -1, 2.5):
+        with pytest.raises(ValueError) as info:
+            s.solve(pot)
+        assert str(info.value) == f"the pot needs at least one token, got {pot!r}"
+    assert s.solve(3.0).pot == 3 and type(s.solve(3.0).pot) is int
+    with pytest.raises(ValueError) as info:
+        s.evaluate(s.solve(3).policy(), s.solve(4).policy())
+    assert str(info.value) == "the policies are for different pots (3 and 4)"
+    opt = agents.bot_table("421", "optimal", pot=3)
+    with pytest.raises(ValueError) as info:
+        s.as_policy(opt, 5)
+    assert str(info.value) == "policy is for pot 3, not 5"
+    with pytest.raises(TypeError) as info:
+        s.as_policy("optimal", 3)
+    assert str(info.value) == ("as_policy takes a table or an agent, got the name 'optimal': "
+                               "use agents.bot_table('421', name, pot=...) or agents.make_agent('421', name)")
+
+
+def test_the_optimal_agent_refuses_states_it_was_not_solved_for():
+    agent = s.OptimalAgent421()
+    pot = 5
+    lead = s.leader_observation(2, pot - 2, 1, (5, 4, 1))
+    action = agent.act(lead, None)
+    assert action == s.solve(pot).action(2, True, 1, g.hand_rank((5, 4, 1)))
+    np.testing.assert_array_equal(agent.action_probs(lead, None), np.eye(s.N_ACTIONS)[[action]])
+    forbid = codec421.action_mask((5, 4, 1), True)
+    forbid[action] = False
+    with pytest.raises(ValueError) as info:
+        agent.act(lead, forbid)
+    assert str(info.value) == (f"optimal 421 bot chose {g.describe_action(action)}, which the mask forbids: "
+                               f"{codec421.decode(lead)}")
+    no_decision = "the optimal 421 bot was asked to act where there is no decision"
+    charge = lead.copy()
+    charge[codec421.PHASE] = codec421.PHASE_CODE[g.CHARGE]
+    no_hand = lead.copy()
+    no_hand[codec421.HAND] = 0
+    spent = lead.copy()
+    spent[codec421.ROLLS_USED] = 3
+    for obs in (charge, no_hand, spent):
+        with pytest.raises(ValueError) as info:
+            agent.act(obs, None)
+        assert str(info.value) == no_decision
+    for obs in (charge, no_hand):
+        with pytest.raises(ValueError) as info:
+            agent.action_probs(obs[None], None)
+        assert str(info.value) == no_decision
+    # A batch mixing pots: each row is looked up in the solution of its own pot.
+    batch = np.stack([s.leader_observation(2, 3, 1, (5, 4, 1)), s.leader_observation(1, 2, 2, (6, 6, 2)),
+                      s.follower_observation(1, 4, 3, 1, (4, 2, 1), (3, 3, 1))])
+    acts = [agent.act(o, None) for o in batch]
+    np.testing.assert_array_equal(agent.action_probs(batch, None), np.eye(s.N_ACTIONS)[acts])
+    three = lead.copy()
+    three[codec421.N_PLAYERS] = 3
+    with pytest.raises(ValueError) as info:
+        agent.act(three, None)
+    assert str(info.value) == "the optimal 421 bot is solved for two players only, this game has 3"
+    with pytest.raises(ValueError) as info:
+        agent.action_probs(three[None], None)
+    assert str(info.value) == "the optimal 421 bot is solved for two players only"
+
+
+def test_a_follower_decision_reads_the_table_of_its_roll_count():
+    """``Solution421.action`` as follower: the table row of (rolls allowed, rolls used) and
+    the leader's hand; the defaults are a first-roll follower owing 3 against 1-1-1... (rank 0)."""
+    sol = s.solve(4)
+    for d, (n, r) in enumerate(s.FOLLOWER_DECISIONS):
+        for t, L, h in ((1, 10, 20), (3, 55, 0), (2, 0, 31)):
+            assert sol.action(t, False, r, h, n, L) == sol.follower_actions[t, d, L, h]
+    assert sol.action(2, False, 1, 20) == sol.follower_actions[2, s.FOLLOWER_DECISION_INDEX[(3, 1)], 0, 20]
+    assert sol.action(2, True, 2, 20) == sol.leader_actions[2, 1, 20]
+
+
+def test_exploitability_is_what_a_best_reply_wins_beyond_one_half():
+    pot = 3
+    assert abs(s.exploitability(s.OptimalAgent421(), pot)) < 1e-11
+    greedy = s.policy_table(Greedy421Agent(), pot)
+    reply = s.best_reply(greedy)
+    assert s.best_reply_value(Greedy421Agent(), pot) == reply.value
+    assert s.exploitability(Greedy421Agent(), pot) == reply.value - 0.5 > 0.01
+    assert s.win_probability(Greedy421Agent(), pot=pot) == s.evaluate(greedy, s.solve(pot).policy())
+    fifteen = s.solve().policy()  # pot 15, the default of as_policy and win_probability
+    assert s.as_policy(fifteen) is fifteen and abs(s.win_probability(fifteen) - 0.5) < 1e-12
+    one = s.best_reply(s.solve(1).policy())  # one token: a coin toss, nothing to decide
+    assert (one.value, one.sweeps) == (0.5, 0) and one.lead_value.tolist() == [0.0, 0.0]
+    assert one.policy.pot == 1 and not one.policy.leader.any() and not one.policy.follower.any()
