@@ -57,6 +57,12 @@ class BatchedVecEnv(VecEnv):
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = self._checked_actions(actions)
 
+    def _pending_actions(self) -> np.ndarray:
+        """The actions ``step_async`` checked, for ``step_wait`` (a clear error without them)."""
+        if self._actions is None:
+            raise RuntimeError("step_wait() without step_async(actions): call step(actions)")
+        return self._actions
+
     def _checked_actions(self, actions: Any) -> np.ndarray:
         """``actions`` as a fresh ``(num_envs,)`` int64 array, every one in ``0..n - 1``
         (``n`` = ``action_space.n``), or ``IllegalAction`` (a ValueError) naming the first

@@ -444,7 +444,7 @@ class Vec420Env(BatchedVecEnv):
         raise g.IllegalAction(f"game {row}: illegal action {action!r}: {why}; {where}; legal keeps: {legal}")
 
     def step_wait(self):
-        actions = self._actions
+        actions = self._pending_actions()
         rewards = np.where(self.decided, self.pending, 0.0)
         dones = self.decided.copy()
         live = np.flatnonzero(~dones)

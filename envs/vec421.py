@@ -441,9 +441,7 @@ class Vec421Env(BatchedVecEnv):
         return np.where(self.phase == OVER, self.outcome, 0.0)
 
     def step_wait(self):
-        actions = self._actions
-        if actions is None:
-            raise RuntimeError("step_wait() without step_async(actions): call step(actions)")
+        actions = self._pending_actions()
         live = np.flatnonzero(self.phase != OVER)
         if len(live):
             a = actions[live]  # each in 0..28: step_async checked them

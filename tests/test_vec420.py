@@ -631,3 +631,10 @@ def test_next_seat_table():
             seats = [s for s in range(n) if mask >> s & 1]
             for seat in range(n):
                 assert table[mask, seat] == min(seats, key=lambda s: (s - seat - 1) % n), (n, mask, seat)
+
+
+def test_step_wait_without_step_async_says_what_to_do():
+    env = Vec420Env(2, random_keep_table(2), seed=0)
+    env.reset()
+    with pytest.raises(RuntimeError, match=r"^step_wait\(\) without step_async\(actions\): call step\(actions\)$"):
+        env.step_wait()
