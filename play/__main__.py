@@ -8,13 +8,12 @@ or an agent that cannot be loaded (one ``error:`` line on stderr, no traceback),
 from __future__ import annotations
 
 import argparse
-import os
 import secrets
 import sys
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
-from games.cli import run_quietly, whole_number
+from games.cli import MAX_GAMES, MAX_SEED, agent_label, option_type, run_quietly, seed_number, whole_number
 import games
 from envs.narrate import wrap
 from play.web import cli as web_cli
@@ -38,8 +37,6 @@ examples:
 """
 
 
-MAX_SEED = 2**32 - 1  # what every seeded generator here (numpy's legacy one included) takes
-MAX_GAMES = 100_000_000  # a match of that many games already takes many hours
 
 
 def _whole(text: str, low: int, high: int, why: str = "") -> int:
@@ -54,8 +51,7 @@ def _games(text: str) -> int:
     return _whole(text, 1, MAX_GAMES, " (a match of that many games already takes many hours)")
 
 
-def _seed(text: str) -> int:
-    return _whole(text, 0, MAX_SEED)
+_seed = seed_number
 
 
 def _bot_list(game: str) -> str:
@@ -86,13 +82,7 @@ def _add_options(p: argparse.ArgumentParser, spec: games.GameSpec | None) -> Non
                                help=f"{s.name}: {o.help} (default: {o.default}; {o.low} to {o.high})")
 
 
-def _option_type(option: games.Option) -> Callable[[str], int]:
-    """An argparse type for a game option: a whole number within the option's bounds."""
-    def parse(text: str) -> int:
-        return _whole(text, option.low, option.high, f" ({option.help})")
-
-    parse.__name__ = option.name  # argparse names the type in some messages
-    return parse
+_option_type = option_type
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -236,11 +226,7 @@ def _fit(game: str, agents_named: Sequence[tuple[str, str, object]], players: in
             print(warning, file=err)
 
 
-def _label(name: str) -> str:
-    """How an agent is named at the table: a bot by its name, a checkpoint path by its file stem."""
-    if os.sep in name or name.endswith((".pt", ".json")):
-        return Path(name).stem or name
-    return name
+_label = agent_label
 
 
 def _seed_or_draw(seed: Optional[int]) -> tuple[int, str]:

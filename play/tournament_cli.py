@@ -13,26 +13,22 @@ import csv
 import io
 import json
 import math
-import os
 import secrets
 import shlex
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Optional, TextIO
+from typing import Optional, TextIO
 
 import games
 from envs.narrate import wrap
-from games.cli import run_quietly, whole_number
+from games.cli import MAX_GAMES, MAX_SEED, agent_label, option_type, run_quietly, seed_number, whole_number
 from games.files import write_atomic
 from play import AgentLoadError, UsageError, check_fit, load_agent, one_torch_thread, progress_printer
 from play.tournament import (FINISH_NOTES, finish_ranking, format_tournament, run_tournament, seatings,
                              tournament_json, tournament_rows)
 
 PROG = "python -m play tournament"
-# The same bounds as python -m play's other commands.
-MAX_SEED = 2**32 - 1
-MAX_GAMES = 100_000_000  # games in all; that many already take many hours
 DEFAULT_GAMES = 100
 
 DESCRIPTION = (
@@ -48,8 +44,7 @@ DESCRIPTION = (
 )
 
 
-def _seed(text: str) -> int:
-    return whole_number(text, 0, MAX_SEED)
+_seed = seed_number
 
 
 def _games(text: str) -> int:
@@ -62,12 +57,7 @@ def _players(text: str) -> int:
     return whole_number(text, low, high)
 
 
-def _option_type(option: games.Option) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        return whole_number(text, option.low, option.high, f" ({option.help})")
-
-    parse.__name__ = option.name
-    return parse
+_option_type = option_type
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,11 +86,7 @@ def _option_names() -> list[str]:
     return sorted({o.name for n in games.names() for o in games.get(n).options})
 
 
-def _label(name: str) -> str:
-    """How an agent is named in the tables: a bot by its name, a checkpoint by its file stem."""
-    if os.sep in name or name.endswith((".pt", ".json")):
-        return Path(name).stem or name
-    return name
+_label = agent_label
 
 
 def entry_labels(names: list[str]) -> list[str]:

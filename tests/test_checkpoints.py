@@ -181,11 +181,11 @@ def test_resume_restores_the_weights_optimizer_counters_and_random_states(saved,
 # --- 2. a crash during a save keeps the last good checkpoint --------------------------------
 
 
-def test_a_run_killed_in_the_middle_of_a_save_leaves_the_previous_checkpoint_whole(tmp_path, capsys):
-    # The run's second save (its evaluation at step 2,112) pauses after writing the new
-    # weights (DICE_ARENA_TEST_SAVE_PAUSE, train/checkpoint.py) and is killed there.
-    env = dict(os.environ, DICE_ARENA_TEST_SAVE_PAUSE="2")
-    process = subprocess.Popen([sys.executable, "-m", "train", *argv(tmp_path, "k")], cwd=ROOT, env=env,
+def kill_in_second_save(tmp_path: Path, name: str, pause: str) -> None:
+    """Train run ``name`` in a subprocess whose second save pauses where ``pause`` says
+    (DICE_ARENA_TEST_SAVE_PAUSE, train/checkpoint.py), and kill it there."""
+    process = subprocess.Popen([sys.executable, "-m", "train", *argv(tmp_path, name)], cwd=ROOT,
+                               env=dict(os.environ, DICE_ARENA_TEST_SAVE_PAUSE=pause),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         seen = []
@@ -202,6 +202,12 @@ def test_a_run_killed_in_the_middle_of_a_save_leaves_the_previous_checkpoint_who
             process.kill()
             process.wait()
         process.stderr.close()
+
+
+def test_a_run_killed_in_the_middle_of_a_save_leaves_the_previous_checkpoint_whole(tmp_path, capsys):
+    # The run's second save (its evaluation at step 2,112) pauses after writing the new
+    # weights and is killed there.
+    kill_in_second_save(tmp_path, "k", "2")
 
     ck = tmp_path / "ck"
     assert list(ck.glob(".k.tmp-*"))  # the save was cut off with its new files half made
@@ -217,24 +223,7 @@ def test_a_run_killed_in_the_middle_of_a_save_leaves_the_previous_checkpoint_who
 def test_a_run_killed_right_after_its_save_commits_reads_as_the_new_checkpoint(tmp_path, capsys):
     # The second save is killed after the new metadata is renamed into place (the
     # commit point) but before the new weights and state replace the old ones.
-    process = subprocess.Popen([sys.executable, "-m", "train", *argv(tmp_path, "c")], cwd=ROOT,
-                               env=dict(os.environ, DICE_ARENA_TEST_SAVE_PAUSE="2@committed"),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        seen = []
-        for line in process.stderr:
-            seen.append(line)
-            if "DICE_ARENA_TEST_SAVE_PAUSE: save 2 paused" in line:
-                break
-        else:
-            pytest.fail("the run ended without pausing in its second save:\n" + "".join(seen)[-3000:])
-        process.send_signal(signal.SIGKILL)
-        assert process.wait() == -signal.SIGKILL
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        process.stderr.close()
+    kill_in_second_save(tmp_path, "c", "2@committed")
 
     ck = tmp_path / "ck"
     meta = json.loads((ck / "c.json").read_text())
