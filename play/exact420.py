@@ -20,13 +20,11 @@ import numpy as np
 
 from agents import reply420, solver420
 from agents.solver420 import decision_batch, policy_table  # noqa: F401 (re-exported)
-from envs import codec420
 from envs import game420 as g
 from envs.dice import RandomDice
-from envs.engine import play_out
 from envs.narrate import wrap
 from play import UsageError, progress_printer
-from play.tournament import Rate, format_match, play_match
+from play.tournament import Rate, format_match, not_lost_by_seat, play_match
 
 CSV_HEADER = ("hand", "opponent", "reroll")
 
@@ -227,15 +225,7 @@ def simulate_table(agents: list[object], n_games: int, seed: int | None, progres
     """Games not lost by each seat in ``n_games`` games of the engine (first
     player as the rules have it: Red with two, drawn with more), all dice from
     one ``RandomDice(seed)``."""
-    dice = RandomDice(seed)
-    kept = np.zeros(len(agents), dtype=int)
-    for i in range(n_games):
-        game = g.Game420(len(agents), dice=dice)
-        play_out(game, agents, codec420)
-        kept += np.arange(len(agents)) != game.loser
-        if progress is not None:
-            progress(i + 1, n_games)
-    return kept
+    return not_lost_by_seat("420", agents, n_games, RandomDice(seed), progress)
 
 
 def _print_simulated_tables(tables: list[list[tuple[str, object]]], players: int, n_games: int, seed: int | None,

@@ -16,7 +16,7 @@ import games
 from agents import solver421
 from play import UsageError, derive_seed, progress_printer
 from envs.narrate import wrap
-from play.tournament import Rate, format_against, play_match_n
+from play.tournament import Rate, format_against, not_lost_by_seat, play_match_n
 
 
 def print_exact(rows: list[tuple[str, object]], out: TextIO, pot: int = 15) -> None:
@@ -136,19 +136,10 @@ def _print_simulated(seats: list[tuple[str, object]], n_games: int, seed: int, o
                      err: Optional[TextIO], pot: int) -> None:
     """P(not losing) of each seat over ``n_games`` engine games (first player drawn each game)."""
     from envs.dice import RandomDice
-    from envs.engine import play_out
 
-    spec = games.get("421")
     progress = progress_printer(err) if err is not None else None
-    dice = RandomDice(derive_seed(seed, 0))
-    wins = [0] * len(seats)
-    players = [a for _, a in seats]
-    for i in range(n_games):
-        game = play_out(spec.new_game(len(seats), dice=dice, pot=pot), players, spec.codec)
-        for seat, r in enumerate(game.returns()):
-            wins[seat] += r > 0
-        if progress is not None:
-            progress(i + 1, n_games)
+    wins = not_lost_by_seat("421", [a for _, a in seats], n_games, RandomDice(derive_seed(seed, 0)), progress,
+                            pot=pot)
     print(f"{'seat':<4}  {'agent':<{SEAT_LABEL_WIDTH}}  P(not losing) [95% CI]  (wins/games)", file=out)
     for seat, (label, _) in enumerate(seats):
         print(f"{seat + 1:<4}  {_cut(label):<{SEAT_LABEL_WIDTH}}  {Rate(wins[seat], n_games).describe()}",

@@ -42,7 +42,7 @@ MAX_SEEDS = 10_000  # runs in one study
 
 def parse_seeds(text: str) -> list[int]:
     """An argparse type: seeds as ``0-9``, ``3`` or ``0-4,7,10-12``, each once."""
-    from train.__main__ import MAX_SEED
+    from games.cli import MAX_SEED
 
     seeds: list[int] = []
     for part in text.split(","):

@@ -55,7 +55,8 @@ REDUCTION_FACTOR = 2  # ASHA keeps the better half of the trials at each of its 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from train.__main__ import MAX_SEED, _whole
+    from games.cli import MAX_SEED
+    from train.__main__ import _whole
 
     parser = argparse.ArgumentParser(
         prog="python -m train sweep",
