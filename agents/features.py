@@ -5,6 +5,15 @@ the index of each hand among the 126 possible and looks up a learned embedding
 for each: the sum is exactly a first dense layer over one-hot hand codes, at
 the cost of two table lookups instead of a 252-wide matrix product.  A row per
 hand is what lets PPO settle every close call exactly.
+
+``Keep420Features`` with ``SplitMlpPolicy`` builds one fact of 420 into the
+network: the hand after a keep depends only on the dice kept (R2), so what a
+keep is worth depends on the kept dice and the other hand, never on the dice
+thrown back.  The best keep is the legal keep of highest value, so the
+policy's preference among keeps needs the other hand alone; the own hand
+decides only which keeps are legal, and the action mask already says that.
+The actor reads the other hand only, and every hand that can make a keep
+shares what is learnt about it; the critic reads both hands.
 """
 
 from __future__ import annotations
@@ -13,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 
 from envs import game420 as g
 from envs.codec420 import CODE_TO_HAND
@@ -41,6 +50,23 @@ class Hand420Features(BaseFeaturesExtractor):
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         own, opp = self.hand_index(obs[:, :4]), self.hand_index(obs[:, 4:])
         return torch.tanh(self.own(own) + self.opp(opp) + self.bias)
+
+
+class Keep420Features(Hand420Features):
+    """Two halves of ``features_dim`` each: the actor's, from the other hand alone,
+    then the critic's, from both hands (``Hand420Features``).  For ``SplitMlpPolicy``."""
+
+    def __init__(self, observation_space: gym.spaces.Box, features_dim: int = 128):
+        super().__init__(observation_space, features_dim=features_dim)
+        self._features_dim = 2 * features_dim
+        self.actor_opp = torch.nn.Embedding(N_HANDS, features_dim)
+        self.actor_bias = torch.nn.Parameter(torch.zeros(features_dim))
+        torch.nn.init.normal_(self.actor_opp.weight, std=0.5)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        opp = self.hand_index(obs[:, 4:])
+        actor = torch.tanh(self.actor_opp(opp) + self.actor_bias)
+        return torch.cat([actor, super().forward(obs)], dim=1)
 
 
 
@@ -149,7 +175,44 @@ class FastMlpPolicy(MaskableActorCriticPolicy):
         return self.value_net(latent_vf)[inverse], chosen, -p_log_p.sum(dim=-1)
 
 
+class SplitMlpExtractor(MlpExtractor):
+    """SB3's ``MlpExtractor`` whose actor reads the first half of the features and
+    whose critic reads the second half (``feature_dim`` is the width of a half)."""
+
+    def __init__(self, feature_dim: int, **kwargs):
+        super().__init__(feature_dim, **kwargs)
+        self.half = feature_dim
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(features), self.forward_critic(features)
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return self.policy_net(features[..., : self.half])
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return self.value_net(features[..., self.half :])
+
+
+class SplitMlpPolicy(FastMlpPolicy):
+    """``FastMlpPolicy`` over a features extractor made of an actor half and a critic
+    half (``Keep420Features``): the policy network reads one, the value network
+    the other.  Same losses and same PPO update."""
+
+    def __init__(self, *args, **kwargs):
+        extractor = kwargs.get("features_extractor_class")
+        if extractor not in SPLIT_EXTRACTORS:
+            name = getattr(extractor, "__name__", extractor)
+            raise ValueError(f"SplitMlpPolicy needs a features extractor made of two halves "
+                             f"({', '.join(c.__name__ for c in SPLIT_EXTRACTORS)}), not {name}")
+        super().__init__(*args, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        self.mlp_extractor = SplitMlpExtractor(self.features_dim // 2, net_arch=self.net_arch,
+                                               activation_fn=self.activation_fn, device=self.device)
+
+
+SPLIT_EXTRACTORS = (Keep420Features,)
 # Names a checkpoint may use for its network parts; loading looks them up here
 # and nowhere else, so a checkpoint cannot name arbitrary code.
-FEATURE_EXTRACTORS = {"Hand420Features": Hand420Features, "OneHotInts": OneHotInts}
-POLICY_CLASSES = {"MlpPolicy": MaskableActorCriticPolicy, "FastMlpPolicy": FastMlpPolicy}
+FEATURE_EXTRACTORS = {"Hand420Features": Hand420Features, "Keep420Features": Keep420Features, "OneHotInts": OneHotInts}
+POLICY_CLASSES = {"MlpPolicy": MaskableActorCriticPolicy, "FastMlpPolicy": FastMlpPolicy, "SplitMlpPolicy": SplitMlpPolicy}

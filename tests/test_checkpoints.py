@@ -460,8 +460,8 @@ def test_resume_refuses_another_preset_or_seed(saved, tmp_path, capsys):
 
 def bad_copy(saved: Path, tmp_path: Path, name: str, policy=None, weights=None) -> Path:
     """r.pt and r.json as tmp_path/NAME.pt/.json, with ``policy`` changes to the metadata
-    and ``weights`` (a function of the tensor dict) applied; no checksum, as in the
-    shipped files, so the check under test is the one that refuses."""
+    and ``weights`` (a function of the tensor dict) applied; no checksum, as in files
+    saved before checksums, so the check under test is the one that refuses."""
     meta = json.loads((saved / "ck" / "r.json").read_text())
     meta.pop("weights_sha256", None), meta.pop("state_sha256", None)
     meta["policy"].update(policy or {})
@@ -476,8 +476,8 @@ def bad_copy(saved: Path, tmp_path: Path, name: str, policy=None, weights=None) 
 def test_the_shipped_checkpoints_load(saved, tmp_path):
     for game in ("420", "421"):
         agent = PPOAgent.load(CHECKPOINT_DIR / f"ppo-{game}.pt", expected_game=game)
-        assert "weights_sha256" not in agent.metadata  # saved before checksums: still accepted
-    PPOAgent.load(bad_copy(saved, tmp_path, "plain"))  # a checkpoint without checksums loads
+        assert agent.metadata["game"] == game and agent.metadata["name"] == f"ppo-{game}"
+    PPOAgent.load(bad_copy(saved, tmp_path, "plain"))  # a checkpoint saved before checksums loads
 
 
 @pytest.mark.parametrize("value, words", [(float("nan"), "NaN"), (float("inf"), "infinite"), (-float("inf"), "infinite")])

@@ -18,6 +18,7 @@ the env step itself.  Here the same work is done only where something happened:
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import numpy as np
 import torch as th
@@ -67,7 +68,13 @@ def _batched_masks(env: VecEnv):
 
 
 class BatchedMaskablePPO(MaskablePPO):
-    """MaskablePPO with a rollout loop that does per-game Python work only for finished games."""
+    """MaskablePPO with a rollout loop that does per-game Python work only for finished games.
+
+    ``gae_lambda_schedule``, if set, maps the steps done so far to the GAE lambda of the
+    next rollout (the losses stay PPO's; only the advantage estimate's lambda moves).
+    """
+
+    gae_lambda_schedule: Callable[[int], float] | None = None
 
     def collect_rollouts(
         self,
@@ -85,6 +92,8 @@ class BatchedMaskablePPO(MaskablePPO):
         n_steps = 0
         action_masks = None
         rollout_buffer.reset()
+        if self.gae_lambda_schedule is not None:
+            self.gae_lambda = rollout_buffer.gae_lambda = float(self.gae_lambda_schedule(self.num_timesteps))
         if use_masking and not is_masking_supported(env):
             raise ValueError("Environment does not support action masking. Consider using ActionMasker wrapper")
         all_masks = _batched_masks(env)

@@ -31,7 +31,7 @@ from agents.ppo_agent import PPOAgent, policy_class_from, policy_kwargs_from
 from train import checkpoint
 from train.checkpoint import RunError
 from train.fast import BatchedMaskablePPO, EpisodeMonitor
-from train.presets import Preset
+from train.presets import Preset, gae_lambda_schedule
 
 DEFAULT_LOGDIR = Path("runs")  # python -m train's --logdir default (a continue-with command leaves it out)
 
@@ -276,7 +276,7 @@ def build_model(config: RunConfig, env) -> BatchedMaskablePPO:
     if config.preset.lr_final is not None:
         start, end = ppo_kwargs["learning_rate"], config.preset.lr_final
         ppo_kwargs["learning_rate"] = lambda progress_remaining: end + (start - end) * progress_remaining
-    return BatchedMaskablePPO(
+    model = BatchedMaskablePPO(
         policy_class_from(config.preset.policy, f"preset {config.preset.name}"),
         env,
         policy_kwargs=policy_kwargs_from(config.preset.policy, f"preset {config.preset.name}"),
@@ -286,6 +286,8 @@ def build_model(config: RunConfig, env) -> BatchedMaskablePPO:
         verbose=0,
         **ppo_kwargs,
     )
+    model.gae_lambda_schedule = gae_lambda_schedule(config.preset)
+    return model
 
 
 def prepare(config: RunConfig) -> tuple[RunConfig, dict[str, Any] | None]:

@@ -1,0 +1,115 @@
+"""The 420 network's split: the actor reads only the other hand (a keep's worth does
+not depend on the dice thrown back), the critic reads both; and the GAE lambda
+schedule of a preset."""
+
+import numpy as np
+import pytest
+import torch
+
+import agents
+from agents import solver420
+from agents.features import FastMlpPolicy, SplitMlpPolicy
+from agents.ppo_agent import PPOAgent, build_policy, policy_kwargs_from
+from envs.dice import ScriptedDice
+from envs import game420 as g
+from envs.vec420 import Vec420Env
+from train.fast import BatchedMaskablePPO
+from train.presets import PRESETS, gae_lambda_schedule
+
+SPEC = PRESETS["ppo-420"].policy
+
+
+def random_split_policy(seed: int = 0) -> SplitMlpPolicy:
+    policy = build_policy("420", SPEC)
+    torch.manual_seed(seed)
+    for p in policy.parameters():
+        p.data.normal_(0.0, 0.3)
+    return policy
+
+
+def test_the_ppo_420_preset_uses_the_split_network():
+    assert SPEC["class"] == "SplitMlpPolicy" and SPEC["features_extractor"] == "Keep420Features"
+    assert isinstance(build_policy("420", SPEC), SplitMlpPolicy)
+
+
+def test_a_keep_leads_to_the_same_game_whatever_was_thrown_back():
+    """The game fact the split rests on (R2), played by the engine: Red keeps 6-6 from
+    6-6-5-1 in one game and from 6-6-6-1 in another; with the same dice after that,
+    both games go on identically."""
+    games_played = []
+    for red_first in ([6, 6, 5, 1], [6, 6, 6, 1]):
+        # Red's and Blue's first rolls; Red keeps 6-6 and rolls 6-1; Blue rerolls all
+        # (5-5-2-2); Red keeps 6-6 and rolls 5-3: 20.
+        game = g.Game420(dice=ScriptedDice([*red_first, 6, 6, 1, 1, 6, 1, 5, 5, 2, 2, 5, 3]))
+        for move in [(6, 6), (), (6, 6)]:
+            game.apply(g.KEEPS.index(move))
+        first_keep = next(i for i, e in enumerate(game.events) if e.get("keep") == (6, 6))
+        games_played.append([{k: v for k, v in e.items() if k != "before"} for e in game.events[first_keep:]])
+    assert games_played[0] == games_played[1] and len(games_played[0]) == 5
+    assert game.is_over and game.returns()[g.RED] == 1 and game.hands[g.RED] == (6, 6, 5, 3)
+
+
+def test_the_actor_ignores_the_own_hand_and_the_critic_reads_it():
+    policy = random_split_policy()
+    agent = PPOAgent(policy, "420")
+    states, obs, masks = solver420.decision_batch()
+    other = states[:, 1] == states[0, 1]  # every own hand against one other hand
+    logits = agent.logits(obs[other])
+    assert other.sum() > 50
+    assert np.allclose(logits, logits[0], atol=1e-6)
+    with torch.no_grad():
+        values = policy.predict_values(torch.as_tensor(obs[other], dtype=torch.float32)).numpy().ravel()
+    assert np.ptp(values) > 1e-3
+    # and the actor does read the other hand
+    mine = states[:, 0] == states[0, 0]
+    assert np.ptp(agent.logits(obs[mine]), axis=0).max() > 1e-3
+
+
+def test_the_split_policy_refuses_an_extractor_that_is_not_split():
+    kwargs = policy_kwargs_from({**SPEC, "features_extractor": "Hand420Features"})
+    from agents.ppo_agent import game_spaces
+
+    with pytest.raises(ValueError, match="two halves"):
+        SplitMlpPolicy(*game_spaces("420"), lambda _: 1e-3, **kwargs)
+
+
+def test_the_split_policy_update_is_the_fast_policy_update_on_the_same_network():
+    """SplitMlpPolicy only routes features: evaluate_actions is FastMlpPolicy's."""
+    policy = random_split_policy(1)
+    states, obs, masks = solver420.decision_batch()
+    obs_t = torch.as_tensor(np.array(obs[:300]), dtype=torch.float32)
+    actions = torch.as_tensor(masks[:300].argmax(axis=1), dtype=torch.float32)
+    values, log_probs, entropy = policy.evaluate_actions(obs_t, actions, action_masks=masks[:300])
+    features = policy.extract_features(obs_t)
+    half = features.shape[1] // 2
+    logits = policy.action_net(policy.mlp_extractor.policy_net(features[:, :half]))
+    expected = torch.log_softmax(torch.where(torch.as_tensor(masks[:300]), logits, -1e8), dim=1)
+    assert torch.allclose(log_probs, expected.gather(1, actions.long()[:, None]).squeeze(1), atol=1e-5)
+    assert torch.allclose(values, policy.value_net(policy.mlp_extractor.value_net(features[:, half:])), atol=1e-6)
+    assert isinstance(policy, FastMlpPolicy)
+
+
+def test_gae_lambda_schedule_of_a_preset():
+    preset = PRESETS["ppo-420"]
+    schedule = gae_lambda_schedule(preset)
+    start, end, steps = preset.ppo["gae_lambda"], preset.gae_lambda_final, preset.gae_lambda_steps
+    assert schedule(0) == start
+    assert schedule(steps // 2) == pytest.approx((start + end) / 2)
+    assert schedule(steps) == pytest.approx(end) and schedule(10 * steps) == pytest.approx(end)
+    assert gae_lambda_schedule(PRESETS["ppo-421"]) is None  # constant lambda
+
+
+def test_each_rollout_takes_its_lambda_from_the_schedule():
+    env = Vec420Env(16, agents.bot_table("420", "optimal"), seed=0)
+    seen = []
+
+    def schedule(done):
+        seen.append(done)
+        return 0.9 if done == 0 else 0.1
+
+    model = BatchedMaskablePPO("MlpPolicy", env, n_steps=8, batch_size=64, n_epochs=1, seed=0, device="cpu", gae_lambda=0.5)
+    model.gae_lambda_schedule = schedule
+    model.learn(16 * 8)
+    assert seen == [0] and model.rollout_buffer.gae_lambda == 0.9
+    model.learn(16 * 8, reset_num_timesteps=False)
+    assert seen == [0, 128] and model.rollout_buffer.gae_lambda == 0.1 and model.gae_lambda == 0.1
