@@ -5,6 +5,7 @@ schedule of a preset."""
 import numpy as np
 import pytest
 import torch
+from stable_baselines3.common.logger import KVWriter, Logger
 
 import agents
 from agents import solver420
@@ -109,7 +110,15 @@ def test_each_rollout_takes_its_lambda_from_the_schedule():
 
     model = BatchedMaskablePPO("MlpPolicy", env, n_steps=8, batch_size=64, n_epochs=1, seed=0, device="cpu", gae_lambda=0.5)
     model.gae_lambda_schedule = schedule
+    logged = []
+
+    class Rows(KVWriter):
+        def write(self, key_values, key_excluded, step=0):
+            logged.append(dict(key_values))
+
+    model.set_logger(Logger(None, [Rows()]))
     model.learn(16 * 8)
     assert seen == [0] and model.rollout_buffer.gae_lambda == 0.9
     model.learn(16 * 8, reset_num_timesteps=False)
     assert seen == [0, 128] and model.rollout_buffer.gae_lambda == 0.1 and model.gae_lambda == 0.1
+    assert [row["train/gae_lambda"] for row in logged] == [0.9, 0.1]

@@ -94,6 +94,7 @@ class BatchedMaskablePPO(MaskablePPO):
         rollout_buffer.reset()
         if self.gae_lambda_schedule is not None:
             self.gae_lambda = rollout_buffer.gae_lambda = float(self.gae_lambda_schedule(self.num_timesteps))
+            self.logger.record("train/gae_lambda", self.gae_lambda)
         if use_masking and not is_masking_supported(env):
             raise ValueError("Environment does not support action masking. Consider using ActionMasker wrapper")
         all_masks = _batched_masks(env)
