@@ -191,6 +191,7 @@ register(GameSpec(
     exact_tables={2: "play.tournament:exact_heads_up_420", None: "play.tournament:exact_race_420"},
     terminal="play.cli420:play_terminal",
     evaluate="play.exact420:evaluate",
+    explain="play.exact420:explain",
     export="play.exact420",
 ))
 

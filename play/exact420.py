@@ -118,6 +118,21 @@ def is_deterministic(table: np.ndarray) -> bool:
     return bool(np.all(table[states[:, 0], states[:, 1]].max(axis=1) > 1 - 1e-9))
 
 
+def explain(rows: list[tuple[str, object]], out: TextIO, top: int = 10) -> None:
+    """``evaluate 420 --exact --explain``: where each agent's exact gap to the optimum goes
+    (``agents.explain420``): how thin it is spread and the ``top`` largest losses."""
+    from agents import explain420
+
+    for name, agent in rows:
+        try:
+            table = policy_table(agent)
+            breakdown = explain420.explain(table)
+        except ValueError as e:
+            raise UsageError(f"exact evaluation of {name} failed: {e}") from None
+        print(file=out)
+        print("\n".join(explain420.format_breakdown(breakdown, top, name)), file=out, flush=True)
+
+
 def evaluate(rows: list[tuple[str, object]], exact: bool, n_games: int, seed: int, out: TextIO,
              err: TextIO | None = None, players: int = 2, opponents: list[tuple[str, object]] | None = None,
              **options) -> None:

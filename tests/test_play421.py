@@ -383,7 +383,8 @@ def test_evaluate_explain_breaks_the_exact_gap_down(capsys):
     assert "\n".join(explain421.format_breakdown(b, 3)) in text
     assert f"gap {100 * b.gap:.4f} pp" in text and text.count(" pp  reach ") == 3
     assert all(len(line) <= 80 for line in text.splitlines())
-    for argv, words in ((["420", "--agent", "optimal", "--exact", "--explain"], "420 has no gap breakdown"),
+    for argv, words in ((["420", "--agent", "optimal", "--exact", "--explain", "--players", "3"],
+                         "--explain needs --exact and two players"),
                         (["421", "--agent", "heuristic", "--explain"], "--explain needs --exact"),
                         (["421", "--agent", "heuristic", "--exact", "--explain", "--players", "3"],
                          "--explain needs --exact and two players"),
