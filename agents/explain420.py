@@ -106,11 +106,7 @@ def format_breakdown(b: Breakdown, top: int = 10, name: str = "policy") -> list[
              f"the states' losses add up to both"]
     if not b.losses:
         return [*lines, "  no decision state loses anything: exactly optimal"]
-    running, half = 0.0, None
-    for i, loss in enumerate(b.losses, 1):
-        running += loss.loss
-        if half is None and running >= total / 2:
-            half = i
+    half = int(np.searchsorted(np.cumsum([loss.loss for loss in b.losses]), total / 2)) + 1
     lines.append(f"  {len(b.losses):,} states lose something; the largest {half} hold half the gap")
     lines.append(f"  the {min(top, len(b.losses))} largest losses (reach = visits per game, both seats):")
     for loss in b.losses[:top]:

@@ -47,9 +47,12 @@ class Hand420Features(BaseFeaturesExtractor):
     def hand_index(self, dice: torch.Tensor) -> torch.Tensor:
         return self.code_to_hand[((dice.long().clamp(1, 6) - 1) * self.powers).sum(dim=1)]
 
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        own, opp = self.hand_index(obs[:, :4]), self.hand_index(obs[:, 4:])
+    def joint(self, own: torch.Tensor, opp: torch.Tensor) -> torch.Tensor:
+        """The features of both hands, from their indices."""
         return torch.tanh(self.own(own) + self.opp(opp) + self.bias)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.joint(self.hand_index(obs[:, :4]), self.hand_index(obs[:, 4:]))
 
 
 class Keep420Features(Hand420Features):
@@ -64,9 +67,9 @@ class Keep420Features(Hand420Features):
         torch.nn.init.normal_(self.actor_opp.weight, std=0.5)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        opp = self.hand_index(obs[:, 4:])
+        own, opp = self.hand_index(obs[:, :4]), self.hand_index(obs[:, 4:])
         actor = torch.tanh(self.actor_opp(opp) + self.actor_bias)
-        return torch.cat([actor, super().forward(obs)], dim=1)
+        return torch.cat([actor, self.joint(own, opp)], dim=1)
 
 
 
