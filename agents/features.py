@@ -66,10 +66,19 @@ class Keep420Features(Hand420Features):
         self.actor_bias = torch.nn.Parameter(torch.zeros(features_dim))
         torch.nn.init.normal_(self.actor_opp.weight, std=0.5)
 
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+    def actor_table(self) -> torch.Tensor:
+        """The actor's features of every other hand, row ``i`` for hand index ``i``."""
+        return torch.tanh(self.actor_opp.weight + self.actor_bias)
+
+    def halves(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(the other hand's index, the critic's features) of each observation: the
+        actor's features of a row are ``actor_table()[index]``."""
         own, opp = self.hand_index(obs[:, :4]), self.hand_index(obs[:, 4:])
-        actor = torch.tanh(self.actor_opp(opp) + self.actor_bias)
-        return torch.cat([actor, self.joint(own, opp)], dim=1)
+        return opp, self.joint(own, opp)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        opp, critic = self.halves(obs)
+        return torch.cat([self.actor_table()[opp], critic], dim=1)
 
 
 
@@ -102,7 +111,9 @@ class FastMlpPolicy(MaskableActorCriticPolicy):
       16,384-sample minibatch holds only a few thousand distinct observations;
       their outputs are gathered back to every sample and autograd sums the
       copies' gradients, so the loss and gradient are the plain policy's (up to
-      float rounding);
+      float rounding).  The masked softmax and the entropy are computed once per
+      distinct observation too (equal observations have equal masks in these
+      games; a batch where they do not is done row by row);
     * choosing actions in a rollout masks the logits and samples with one
       ``log_softmax`` and ``multinomial``, instead of building a masked
       ``Categorical`` distribution object per step.
@@ -129,20 +140,23 @@ class FastMlpPolicy(MaskableActorCriticPolicy):
                 self._high = torch.tensor(high, dtype=torch.long)
                 self._radix = torch.as_tensor(radix)
 
-    def distinct_rows(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(the distinct rows of ``obs``, the index of each row's copy among them)."""
+    def distinct_rows(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(the distinct rows of ``obs``, the index of each row's copy among them, and
+        the index in ``obs`` of one row equal to each distinct row)."""
         flat = obs.reshape(len(obs), -1)
+        keys = None
         if self._radix is not None:
             ints = flat.long()
             # The key is exact only for integer values inside the Box.
             if bool(((ints == flat) & (ints >= self._low) & (ints <= self._high)).all()):
                 keys = ((ints - self._low) * self._radix).sum(dim=1)
-                distinct, inverse = torch.unique(keys, return_inverse=True)
-                rows = torch.arange(len(keys), device=obs.device)
-                first = torch.empty(len(distinct), dtype=torch.long, device=obs.device).scatter_(0, inverse, rows)
-                return obs[first], inverse
-        distinct, inverse = torch.unique(flat, dim=0, return_inverse=True)
-        return distinct.reshape(-1, *obs.shape[1:]), inverse
+        if keys is not None:
+            distinct, inverse = torch.unique(keys, return_inverse=True)
+        else:
+            distinct, inverse = torch.unique(flat, dim=0, return_inverse=True)
+        rows = torch.arange(len(obs), device=obs.device)
+        first = torch.empty(len(distinct), dtype=torch.long, device=obs.device).scatter_(0, inverse, rows)
+        return obs[first], inverse, first
 
     def _latents(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         features = self.extract_features(obs)
@@ -151,31 +165,52 @@ class FastMlpPolicy(MaskableActorCriticPolicy):
         pi_features, vf_features = features
         return self.mlp_extractor.forward_actor(pi_features), self.mlp_extractor.forward_critic(vf_features)
 
+    def logits_and_values(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The action logits (before masking) and the value of each observation."""
+        latent_pi, latent_vf = self._latents(obs)
+        return self.action_net(latent_pi), self.value_net(latent_vf)
+
     @staticmethod
     def _masked_log_probs(logits: torch.Tensor, action_masks) -> tuple[torch.Tensor, torch.Tensor | None]:
         if action_masks is None:
             return torch.log_softmax(logits, dim=-1), None
         mask = torch.as_tensor(action_masks, dtype=torch.bool, device=logits.device).reshape(logits.shape)
-        return torch.log_softmax(torch.where(mask, logits, MASKED_LOGIT), dim=-1), mask
+        # along the long axis: torch's CPU log_softmax is several times slower along a
+        # short last axis (a row of 14 or 22 actions) than down the columns
+        return torch.log_softmax(torch.where(mask, logits, MASKED_LOGIT).T, dim=0).T, mask
+
+    @staticmethod
+    def _probs(log_probs: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """``exp(log_probs)``, without exponentiating the masked logits (exp of a huge
+        negative number takes a slow path on the CPU; it is 0 either way)."""
+        return log_probs.exp() if mask is None else torch.where(mask, log_probs, 0.0).exp() * mask
 
     def forward(self, obs: torch.Tensor, deterministic: bool = False, action_masks=None):
-        latent_pi, latent_vf = self._latents(obs)
-        log_probs, _ = self._masked_log_probs(self.action_net(latent_pi), action_masks)
+        logits, values = self.logits_and_values(obs)
+        log_probs, mask = self._masked_log_probs(logits, action_masks)
         if deterministic:
             actions = log_probs.argmax(dim=-1, keepdim=True)
         else:
-            actions = torch.multinomial(log_probs.exp(), 1)
-        return actions.squeeze(-1), self.value_net(latent_vf), log_probs.gather(-1, actions).squeeze(-1)
+            actions = torch.multinomial(self._probs(log_probs, mask), 1)
+        return actions.squeeze(-1), values, log_probs.gather(-1, actions).squeeze(-1)
 
     def evaluate_actions(self, obs: torch.Tensor, actions: torch.Tensor, action_masks=None):
-        distinct, inverse = self.distinct_rows(obs)
-        latent_pi, latent_vf = self._latents(distinct)
-        log_probs, mask = self._masked_log_probs(self.action_net(latent_pi)[inverse], action_masks)
-        p_log_p = log_probs.exp() * log_probs
+        distinct, inverse, first = self.distinct_rows(obs)
+        logits, values = self.logits_and_values(distinct)
+        masks = row_masks = None
+        rows = inverse  # the row of log_probs for each sample
+        if action_masks is not None:
+            masks = torch.as_tensor(action_masks, dtype=torch.bool, device=obs.device).reshape(len(obs), -1)
+            row_masks = masks[first]
+            if not torch.equal(row_masks[inverse], masks):
+                # equal observations with different masks: every row on its own
+                logits, row_masks, rows = logits[inverse], masks, torch.arange(len(obs), device=obs.device)
+        log_probs, mask = self._masked_log_probs(logits, row_masks)
+        p_log_p = self._probs(log_probs, mask) * log_probs
         if mask is not None:
             p_log_p = torch.where(mask, p_log_p, 0.0)
-        chosen = log_probs.gather(-1, actions.long().reshape(-1, 1)).squeeze(-1)
-        return self.value_net(latent_vf)[inverse], chosen, -p_log_p.sum(dim=-1)
+        chosen = log_probs[rows, actions.long().reshape(-1)]
+        return values[inverse], chosen, -p_log_p.sum(dim=-1)[rows]
 
 
 class SplitMlpExtractor(MlpExtractor):
@@ -199,7 +234,9 @@ class SplitMlpExtractor(MlpExtractor):
 class SplitMlpPolicy(FastMlpPolicy):
     """``FastMlpPolicy`` over a features extractor made of an actor half and a critic
     half (``Keep420Features``): the policy network reads one, the value network
-    the other.  Same losses and same PPO update."""
+    the other.  Same losses and same PPO update.  The actor's half takes only 126
+    values (one per other hand), so the actor runs once on each and every row looks
+    its logits up."""
 
     def __init__(self, *args, **kwargs):
         extractor = kwargs.get("features_extractor_class")
@@ -212,6 +249,13 @@ class SplitMlpPolicy(FastMlpPolicy):
     def _build_mlp_extractor(self) -> None:
         self.mlp_extractor = SplitMlpExtractor(self.features_dim // 2, net_arch=self.net_arch,
                                                activation_fn=self.activation_fn, device=self.device)
+
+    def logits_and_values(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        # The actor's input takes one of 126 values: run the actor once on each and look
+        # the rows up (the same logits as through ``forward``, for a fraction of the work).
+        index, critic = self.features_extractor.halves(obs)
+        logits = self.action_net(self.mlp_extractor.policy_net(self.features_extractor.actor_table()))
+        return logits[index], self.value_net(self.mlp_extractor.value_net(critic))
 
 
 SPLIT_EXTRACTORS = (Keep420Features,)

@@ -90,6 +90,22 @@ def test_fast_policy_update_matches_the_plain_policy(game):
     assert results[0][3].abs().max() > 0
 
 
+def test_fast_policy_update_keeps_apart_equal_observations_with_different_masks():
+    """The update softmaxes each distinct observation once, which is right only when equal
+    observations have equal masks (true of every env here); when they do not, it
+    falls back to every row on its own and still matches the plain policy."""
+    fast, plain = twin_policies("420", PRESETS["ppo-420"].policy, seed=2)
+    obs, masks, _ = rollout_batch_420(256, seed=2)
+    obs, masks = torch.cat([obs, obs]), np.concatenate([masks, masks])
+    masks[len(masks) // 2:] = True  # the same observations, every action allowed
+    actions = torch.as_tensor([np.flatnonzero(m)[-1] for m in masks], dtype=torch.float32)
+    got, want = (p.evaluate_actions(obs, actions, action_masks=masks) for p in (fast, plain))
+    for a, b in zip(got, want):
+        assert torch.allclose(a.detach().reshape(-1), b.detach().reshape(-1), atol=1e-5)
+    half = len(obs) // 2
+    assert not torch.allclose(got[2][:half], got[2][half:])  # the masks did change the entropy
+
+
 def test_fast_policy_samples_the_same_actions_as_the_plain_policy():
     fast, plain = twin_policies("420", PRESETS["ppo-420"].policy, seed=3)
     obs, masks, _ = rollout_batch_420(256, seed=3)
@@ -172,7 +188,8 @@ def test_distinct_rows_keeps_observations_apart():
     rng = np.random.default_rng(0)
     for policy, obs in ((fast, rollout_batch_421(120)[0]),
                         (wide, torch.as_tensor(rng.integers(0, 3, size=(300, 8)) * 10**5, dtype=torch.float32))):
-        distinct, inverse = policy.distinct_rows(obs)
+        distinct, inverse, first = policy.distinct_rows(obs)
+        assert torch.equal(obs[first], distinct)
         assert torch.equal(distinct[inverse], obs)
         assert len(distinct) == len(torch.unique(obs, dim=0)) < len(obs)
 
@@ -187,8 +204,8 @@ def test_distinct_rows_keeps_observations_apart():
 def test_distinct_rows_never_merges_different_observations(space, rows):
     policy = FastMlpPolicy(space, spaces.Discrete(3), lambda _: 1e-3)
     obs = torch.tensor(rows, dtype=torch.float32)
-    distinct, inverse = policy.distinct_rows(obs)
-    assert torch.equal(distinct[inverse], obs)
+    distinct, inverse, first = policy.distinct_rows(obs)
+    assert torch.equal(distinct[inverse], obs) and torch.equal(obs[first], distinct)
     assert len(distinct) == len(torch.unique(obs, dim=0))
 
 
