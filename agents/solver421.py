@@ -73,6 +73,7 @@ import numpy as np
 from agents.base import DeterministicAgent, agent_name as _name, batch_probs
 from envs import codec421
 from envs import game421 as g
+from envs.codec421 import RAMPO_FIRST_LOSES, charge_outcomes, rampo_first_loses
 from envs.policy421 import FOLLOWER_DECISION_INDEX, FOLLOWER_DECISIONS, FOLLOWER_LEGAL, LEADER_LEGAL, Policy421
 
 N_HANDS = len(g.HANDS)  # 56; a hand's index in HANDS is its rank
@@ -91,18 +92,6 @@ for _h in range(N_HANDS):
 
 
 
-def _rampo_first_loses() -> float:
-    """P(the player rolling first in a RAMPO ends up losing it), repeats included.
-
-    One RAMPO roll each: the first roller loses with q, ties with s; on a tie the
-    order flips (the tie maker, who rolled later, rolls first), so a = q + s (1 - a).
-    """
-    first_lower = float(FIRST_ROLL @ np.triu(np.ones((N_HANDS, N_HANDS)), 1) @ FIRST_ROLL)
-    tie = float(FIRST_ROLL @ FIRST_ROLL)
-    return (first_lower + tie) / (1.0 + tie)
-
-
-RAMPO_FIRST_LOSES = _rampo_first_loses()
 
 DEFAULT_TOL = 1e-12
 MAX_SWEEPS = 20_000
@@ -258,44 +247,6 @@ def _aligned(policy: Policy421) -> tuple[np.ndarray, list[np.ndarray]]:
 # ---------------------------------------------------------------- the charge
 
 
-@lru_cache(maxsize=64)
-def charge_outcomes(pot: int) -> np.ndarray:
-    """C[who, x]: P(the charge ends with the last taker holding x tokens), ``who`` = 0
-    if the last taker is the game's first player, 1 if the second (H2, H3, H6, H7)."""
-    P = pot
-    # One charge round: the first player rolls, then the second.
-    rank_lt = np.arange(N_HANDS)[:, None] < np.arange(N_HANDS)[None, :]
-    joint = np.outer(FIRST_ROLL, FIRST_ROLL)  # [first's hand, second's hand]
-    takes = np.zeros((2, 11))  # takes[who, due]
-    for due in range(1, 11):
-        takes[0, due] = joint[rank_lt & (VALUE[None, :] == due)].sum()  # first is lower
-        takes[1, due] = joint[rank_lt.T & (VALUE[:, None] == due)].sum()  # second is lower
-    tie = float(np.trace(joint))
-    # RAMPO: the second player made the tie and rolls first.
-    takes[1, 1] += tie * RAMPO_FIRST_LOSES
-    takes[0, 1] += tie * (1.0 - RAMPO_FIRST_LOSES)
-    # mass[r, f]: pot left r, first player holds f, (last taker not yet final)
-    mass = np.zeros((P + 1, P + 1))
-    mass[P, 0] = 1.0
-    out = np.zeros((2, P + 1))
-    for r in range(P, 0, -1):  # every round takes at least one token
-        for f in range(0, P - r + 1):
-            m = mass[r, f]
-            if m == 0.0:
-                continue
-            s = P - r - f
-            for who in (0, 1):
-                for due in range(1, 11):
-                    p = m * takes[who, due]
-                    if p == 0.0:
-                        continue
-                    amount = min(due, r)
-                    f2 = f + amount if who == 0 else f
-                    if r == amount:
-                        out[who, (f2 if who == 0 else s + amount)] += p
-                    else:
-                        mass[r - amount, f2] += p
-    return out
 
 
 def _game_value(pot: int, x_a: np.ndarray, x_b: np.ndarray) -> float:

@@ -33,6 +33,7 @@ the engine's actions (0 = STOP, 1..28 = ``KEEPS``), true where the engine allows
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import product
 from typing import Iterable, Optional, Sequence
 
@@ -71,6 +72,65 @@ for _k, _keep in enumerate(g.KEEPS):
     _outcomes = list(product(range(1, 7), repeat=3 - len(_keep)))
     for _rolled in _outcomes:
         KEEP_TRANSITIONS[_k, g.hand_rank(_keep + _rolled)] += 1.0 / len(_outcomes)
+
+
+# --- the chance of a game (no decisions; the exact solver and the batched env share it) ---
+_FIRST_ROLL = KEEP_TRANSITIONS[g.KEEPS.index(())]  # all three dice
+_VALUE = np.array([g.hand_value(h) for h in g.HANDS], dtype=np.int64)
+
+
+def rampo_first_loses() -> float:
+    """P(the player rolling first in a RAMPO ends up losing it), repeats included.
+
+    One RAMPO roll each: the first roller loses with q, ties with s; on a tie the
+    order flips (the tie maker, who rolled later, rolls first), so a = q + s (1 - a).
+    """
+    first_lower = float(_FIRST_ROLL @ np.triu(np.ones((len(g.HANDS), len(g.HANDS))), 1) @ _FIRST_ROLL)
+    tie = float(_FIRST_ROLL @ _FIRST_ROLL)
+    return (first_lower + tie) / (1.0 + tie)
+
+
+RAMPO_FIRST_LOSES = rampo_first_loses()
+
+
+@lru_cache(maxsize=64)
+def charge_outcomes(pot: int) -> np.ndarray:
+    """C[who, x]: P(the charge ends with the last taker holding x tokens), ``who`` = 0
+    if the last taker is the game's first player, 1 if the second (H2, H3, H6, H7)."""
+    P = pot
+    # One charge round: the first player rolls, then the second.
+    rank_lt = np.arange(len(g.HANDS))[:, None] < np.arange(len(g.HANDS))[None, :]
+    joint = np.outer(_FIRST_ROLL, _FIRST_ROLL)  # [first's hand, second's hand]
+    takes = np.zeros((2, 11))  # takes[who, due]
+    for due in range(1, 11):
+        takes[0, due] = joint[rank_lt & (_VALUE[None, :] == due)].sum()  # first is lower
+        takes[1, due] = joint[rank_lt.T & (_VALUE[:, None] == due)].sum()  # second is lower
+    tie = float(np.trace(joint))
+    # RAMPO: the second player made the tie and rolls first.
+    takes[1, 1] += tie * RAMPO_FIRST_LOSES
+    takes[0, 1] += tie * (1.0 - RAMPO_FIRST_LOSES)
+    # mass[r, f]: pot left r, first player holds f, (last taker not yet final)
+    mass = np.zeros((P + 1, P + 1))
+    mass[P, 0] = 1.0
+    out = np.zeros((2, P + 1))
+    for r in range(P, 0, -1):  # every round takes at least one token
+        for f in range(0, P - r + 1):
+            m = mass[r, f]
+            if m == 0.0:
+                continue
+            s = P - r - f
+            for who in (0, 1):
+                for due in range(1, 11):
+                    p = m * takes[who, due]
+                    if p == 0.0:
+                        continue
+                    amount = min(due, r)
+                    f2 = f + amount if who == 0 else f
+                    if r == amount:
+                        out[who, (f2 if who == 0 else s + amount)] += p
+                    else:
+                        mass[r - amount, f2] += p
+    return out
 
 
 def observation_bounds(pot: int = 15) -> tuple[np.ndarray, np.ndarray]:

@@ -23,16 +23,19 @@ leader and the player rolling now are ``who`` numbers.  ``seat`` remembers the
 agent's seat (the scripted first-player seat is compared with it).
 
 **Stepping.**  A new game draws the agent's seat and the first player, then
-``_play_charge`` plays the whole charge: each pass, every game still in it
-rolls a pair (a charge round, or a RAMPO roll after a tie), until every pot is
-empty.  The agent's action is played on every live game at once (STOP ends the
+``_play_charge`` plays the whole charge, which has no decisions.  With random
+dice its end (the tokens each player took, and the last taker, who leads) is
+drawn at once from its exact distribution (``codec421.charge_outcomes``).  With
+scripted dice it is rolled die by die: each pass, every game still in it rolls
+a pair (a charge round, or a RAMPO roll after a tie), until every pot is empty.  The agent's action is played on every live game at once (STOP ends the
 turn by setting ``allowed = used``), then ``_advance`` plays forced events until
 every game is at the agent's next choice or over; each pass of its loop plays,
 on the games that need it, one opponent decision and the end of every turn with
 no roll left (the follower's forced first roll, or the round's settlement and
 the next leader's first roll).  Both loops run on shrinking active subsets and
-never loop over games.  Random dice are taken from a buffer drawn in large
-chunks from the env's generator (scripted dice come from ``scripted_dice``).
+never loop over games.  Random rolls (codes of three dice) are taken from a
+buffer drawn in large chunks from the env's generator (scripted dice come from
+``scripted_dice``).
 
 **Decided games.**  A game decided before the agent's first choice (in the
 charge, or in rounds where the agent had no choice, e.g. as a follower owing one
@@ -80,8 +83,8 @@ for _d in np.ndindex(6, 6, 6):
         KEEP_ROLL_RANK[_k, _code] = g.hand_rank(_keep + _dice[: 3 - len(_keep)])
 MASKS = codec421.MASKS  # [is_leader, hand, action]
 ONLY_STOP = codec421.legal_mask([g.STOP])
-REROLL_ALL = g.KEEPS.index(())  # the keep index of a first roll
-DICE_BUFFER = 1 << 18  # random die values drawn at a time
+ROLL_BUFFER = 1 << 17  # random rolls (codes of three dice) drawn at a time
+CODES = np.flatnonzero(ROLL_RANK >= 0)  # the 216 codes of three dice
 TINY = np.finfo(np.float64).smallest_subnormal  # the least positive float
 # FOLLOWER_DECISION[n, r]: the Policy421 follower index of (rolls allowed n, rolls used r).
 FOLLOWER_DECISION = np.zeros((g.MAX_ROLLS + 1, g.MAX_ROLLS + 1), dtype=np.int64)
@@ -188,6 +191,7 @@ class Vec421Env(BatchedVecEnv):
         self.set_opponent(opponent)
         self.agent_seat = agent_seat
         self._buffer, self._buffer_rng, self._buffer_pos = np.zeros(0, dtype=np.int64), None, 0
+        self._charge_cdf: Optional[np.ndarray] = None
         n = num_envs
         self.seat = np.zeros(n, dtype=np.int64)  # the agent's seat
         self.phase = np.full(n, OVER, dtype=np.int64)
@@ -243,37 +247,39 @@ class Vec421Env(BatchedVecEnv):
         return (cdf < x[:, None]).sum(axis=1)
 
     # --- dice -----------------------------------------------------------------
-    def _dice(self, rows: np.ndarray, count, width: int) -> np.ndarray:
-        """(len(rows), width) die values, of which row i uses the first ``count`` (int or per row)."""
+    def _rolls(self, rows: np.ndarray, count, n_rolls: int) -> np.ndarray:
+        """(len(rows), n_rolls) codes of three dice, of which row i uses the first
+        ``count()`` dice (an int or one per row; asked only of scripted dice)."""
         if self._dice_override is not None:
-            return self._dice_override.roll(rows, count, width)
-        # Random dice come from a buffer drawn from self.rng in large chunks: the same i.i.d.
-        # dice as one draw per call, without the per-call cost of Generator.integers.
-        n = len(rows) * width
+            dice = self._dice_override.roll(rows, count(), 3 * n_rolls).reshape(len(rows), n_rolls, 3)
+            return dice[..., 0] * 36 + dice[..., 1] * 6 + dice[..., 2]
+        # Random rolls come from a buffer of codes drawn from self.rng in large chunks: three
+        # i.i.d. dice per code (a uniform code is three uniform dice), without the per-call
+        # cost of Generator.integers.
+        n = len(rows) * n_rolls
         if self._buffer_rng is not self.rng or self._buffer_pos + n > len(self._buffer):
-            self._buffer = self.rng.integers(1, 7, size=max(DICE_BUFFER, n))
+            self._buffer = CODES[self.rng.integers(len(CODES), size=max(ROLL_BUFFER, n))]
             self._buffer_rng, self._buffer_pos = self.rng, 0
         start = self._buffer_pos
         self._buffer_pos += n
-        return self._buffer[start:start + n].reshape(-1, width)
+        return self._buffer[start:start + n].reshape(-1, n_rolls)
 
     def _roll_pair(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Two players roll all three dice once, one after the other: their ranks."""
-        ranks = ROLL_RANK[self._dice(rows, 6, 6).reshape(-1, 3) @ DIE_WEIGHTS].reshape(-1, 2)
+        ranks = ROLL_RANK[self._rolls(rows, lambda: 6, 2)]
         return ranks[:, 0], ranks[:, 1]
 
     def _roll_keeps(self, rows: np.ndarray, keeps) -> None:
         """The rollers keep ``KEEPS[keeps]`` (indices into KEEPS) and roll the other dice."""
-        d = self._dice(rows, 3 - KEEP_LEN[keeps], 3)
-        self.hand[rows] = KEEP_ROLL_RANK[keeps, d @ DIE_WEIGHTS]
+        self.hand[rows] = KEEP_ROLL_RANK[keeps, self._rolls(rows, lambda: 3 - KEEP_LEN[keeps], 1)[:, 0]]
         self.used[rows] += 1
 
     def _first_rolls(self, rows: np.ndarray, who: np.ndarray, allowed) -> None:
         """Turns begin: ``who`` rolls all three dice (no choice) and owes ``allowed`` rolls."""
         self.cur[rows] = who
         self.allowed[rows] = allowed
-        self.used[rows] = 0
-        self._roll_keeps(rows, REROLL_ALL)
+        self.used[rows] = 1
+        self.hand[rows] = ROLL_RANK[self._rolls(rows, lambda: 3, 1)[:, 0]]
 
     def _rampo(self, rows: np.ndarray, first_roller: np.ndarray) -> np.ndarray:
         """H6 for two players: who loses the RAMPO.  ``first_roller`` (the tie maker)
@@ -288,19 +294,6 @@ class Vec421Env(BatchedVecEnv):
             idx, fr = idx[~done], 1 - fr[~done]
         return loser
 
-    def _lower_receives(self, rows, first, h_first, h_second):
-        """A discharge round's exchange: who receives (the lower hand; on a tie the loser
-        of a RAMPO in which the other player, who made the tie, rolls first) and how many
-        tokens are due (the higher hand's value; 1 after a RAMPO).  ``first`` played
-        ``h_first`` first, the other player ``h_second``."""
-        receiver = np.where(h_first < h_second, first, 1 - first)
-        due = VALUE[np.maximum(h_first, h_second)]
-        tie = np.flatnonzero(h_first == h_second)
-        if len(tie):
-            receiver[tie] = self._rampo(rows[tie], 1 - first[tie])
-            due[tie] = 1
-        return receiver, due
-
     # --- game mechanics on a subset of games ---------------------------------
     def _play_charge(self, rows: np.ndarray) -> None:
         """H2/H3/H6/H7: charge rounds until each pot is empty; then the game is over if one
@@ -311,6 +304,34 @@ class Vec421Env(BatchedVecEnv):
         RAMPO roll after a tie (the tie maker, who rolled second, first; the lower takes 1).
         """
         first = self.first[rows]
+        if self._dice_override is None:
+            first_tokens, taker = self._sample_charge(len(rows), first)
+        else:
+            first_tokens, taker = self._roll_charge(rows, first)
+        self.tok[rows, first] = first_tokens
+        self.tok[rows, 1 - first] = self.pot - first_tokens
+        self.pot_left[rows] = 0
+        over = (first_tokens == 0) | (first_tokens == self.pot)
+        self._game_over(rows[over])
+        going = ~over
+        self.phase[rows[going]] = DISCHARGE
+        self._start_rounds(rows[going], taker[going])
+
+    def _sample_charge(self, n: int, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The end of ``n`` charges drawn at once from their exact distribution
+        (``codec421.charge_outcomes``: the dice are not looked at, only where they
+        lead): the first player's tokens and the last taker."""
+        if self._charge_cdf is None:
+            self._charge_cdf = np.cumsum(codec421.charge_outcomes(self.pot).reshape(-1))
+        # x in (0, 1): the first outcome whose cdf reaches x has probability on it
+        x = np.maximum(self.rng.random(n), TINY) * self._charge_cdf[-1]
+        outcome = np.minimum(np.searchsorted(self._charge_cdf, x), len(self._charge_cdf) - 1)
+        by_first, held = outcome // (self.pot + 1) == 0, outcome % (self.pot + 1)  # who took last, holding
+        return np.where(by_first, held, self.pot - held), np.where(by_first, first, 1 - first)
+
+    def _roll_charge(self, rows: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The charges played die by die (scripted dice): the first player's tokens and
+        the last taker."""
         roller = first.copy()  # who rolls first in the next pair
         rampo = np.zeros(len(rows), dtype=bool)  # the next pair is a RAMPO roll
         pot = np.full(len(rows), self.pot)
@@ -331,14 +352,7 @@ class Vec421Env(BatchedVecEnv):
             first_tokens[idx] += np.where(lower == first[idx], amount, 0)
             taker[idx] = lower
             idx = idx[amount < left]
-        self.tok[rows, first] = first_tokens
-        self.tok[rows, 1 - first] = self.pot - first_tokens
-        self.pot_left[rows] = 0
-        over = (first_tokens == 0) | (first_tokens == self.pot)
-        self._game_over(rows[over])
-        going = ~over
-        self.phase[rows[going]] = DISCHARGE
-        self._start_rounds(rows[going], taker[going])
+        return first_tokens, taker
 
     def _start_rounds(self, rows: np.ndarray, leader: np.ndarray) -> None:
         if not len(rows):
@@ -374,14 +388,24 @@ class Vec421Env(BatchedVecEnv):
 
     def _finish_rounds(self, rows: np.ndarray) -> None:
         """H4/H5/H6: the higher hand gives the lower its value (capped); the receiver leads next."""
-        leader = self.leader[rows]
-        L, F = self.played[rows, leader], self.played[rows, 1 - leader]
-        receiver, due = self._lower_receives(rows, leader, L, F)
-        giver = 1 - receiver
-        held = self.tok[rows, giver]
+        played = self.played[rows]
+        mine, theirs = played[:, AGENT], played[:, OPP]
+        # the lower hand receives the higher hand's value; on a tie the loser of a RAMPO in
+        # which the follower, who made the tie, rolls first receives 1
+        receiver = (mine >= theirs).astype(np.int64)  # AGENT (0) if the agent's hand is lower
+        due = VALUE[np.maximum(mine, theirs)]
+        tie = np.flatnonzero(mine == theirs)
+        if len(tie):
+            receiver[tie] = self._rampo(rows[tie], 1 - self.leader[rows[tie]])
+            due[tie] = 1
+        # the discharge has no pot: the opponent holds what the agent does not
+        tokens = self.tok[rows, AGENT]
+        to_agent = receiver == AGENT
+        held = np.where(to_agent, self.pot - tokens, tokens)  # the giver's tokens
         amount = np.minimum(due, held)
-        self.tok[rows, giver] = held - amount
-        self.tok[rows, receiver] += amount
+        tokens += np.where(to_agent, amount, -amount)
+        self.tok[rows, AGENT] = tokens
+        self.tok[rows, OPP] = self.pot - tokens
         over = amount == held
         if over.any():
             r = rows[over]
@@ -470,9 +494,10 @@ class Vec421Env(BatchedVecEnv):
 
     def _obs(self, rows: Optional[np.ndarray] = None) -> np.ndarray:
         """``codec421.observe(game, agent seat)`` for each game (at a decision or over)."""
-        rows = np.arange(self.num_envs) if rows is None else rows
+        n = self.num_envs if rows is None else len(rows)
+        rows = slice(None) if rows is None else rows  # every game: views, not copies
         c = codec421
-        obs = np.zeros((len(rows), c.OBS_SIZE), dtype=np.int64)
+        obs = np.zeros((n, c.OBS_SIZE), dtype=np.int64)
         rolling = self.cur[rows] == AGENT
         obs[:, c.HAND] = HAND_DICE[np.where(rolling, self.hand[rows], NO_HAND)]
         obs[:, c.ROLLS_USED] = np.where(rolling, self.used[rows], 0)

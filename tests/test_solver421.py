@@ -125,7 +125,7 @@ def test_transition_table_and_rampo_by_enumeration():
     keep_11 = g.KEEPS.index((1, 1))
     assert s.T[keep_11, g.hand_rank((1, 1, 1))] == pytest.approx(1 / 6, abs=1e-15)
     assert s.RAMPO_FIRST_LOSES == pytest.approx(rampo_first_loses_by_series(), abs=1e-14)
-    assert s._rampo_first_loses() == pytest.approx(rampo_first_loses_by_series(), abs=1e-14)  # as computed at import
+    assert s.rampo_first_loses() == pytest.approx(rampo_first_loses_by_series(), abs=1e-14)  # as computed at import
     assert s.RAMPO_FIRST_LOSES == pytest.approx(0.5, abs=1e-14)
 
 

@@ -460,11 +460,51 @@ def test_a_one_hot_opponent_is_looked_up_and_draws_nothing():
         assert (venv.rng.bit_generator.state != before) == drawn, name
 
 
-def test_a_batch_needing_more_dice_than_the_buffer_holds():
-    """Dice come from a buffer of ``DICE_BUFFER`` values; a single roll of the whole batch
-    needing more (a charge round of every game: 6 dice each) draws a buffer that size."""
-    n = vec421.DICE_BUFFER // 6 + 1
-    venv = Vec421Env(n, table("optimal", 1), pot=1, seed=0)  # one charge round decides each game
-    obs = venv.reset()
-    assert obs.shape == (n, codec421.OBS_SIZE) and (obs[:, codec421.PHASE] == codec421.PHASE_CODE[g.OVER]).all()
-    assert set(venv.pending.tolist()) == {-1.0, 1.0} and abs(venv.pending.mean()) < 0.02
+def test_a_batch_needing_more_rolls_than_the_buffer_holds():
+    """Random rolls come from a buffer of ``ROLL_BUFFER`` codes of three dice; a call
+    needing more (a RAMPO pair for every game of a large batch) draws a buffer that
+    size, and the codes are three fair dice."""
+    n = vec421.ROLL_BUFFER // 2 + 1
+    venv = Vec421Env(n, table("optimal", 1), pot=1, seed=0)
+    first, second = venv._roll_pair(np.arange(n))
+    assert len(venv._buffer) == 2 * n and venv._buffer_pos == 2 * n
+    dice = np.array(list(np.ndindex(6, 6, 6))) + 1  # codes are 36 d1 + 6 d2 + d3, dice 1..6
+    assert np.isin(venv._buffer, dice @ vec421.DIE_WEIGHTS).all()
+    assert np.array_equal(first, vec421.ROLL_RANK[venv._buffer[0::2]])
+    assert np.array_equal(second, vec421.ROLL_RANK[venv._buffer[1::2]])
+    # every hand turns up as often as three fair dice make it (4 standard errors)
+    freq = np.bincount(np.concatenate([first, second]), minlength=len(g.HANDS)) / (2 * n)
+    exact = codec421.KEEP_TRANSITIONS[g.KEEPS.index(())]
+    assert np.all(np.abs(freq - exact) <= 4 * np.sqrt(exact * (1 - exact) / (2 * n)))
+
+
+@pytest.mark.parametrize("pot", [3, 15])
+def test_random_charges_end_as_the_exact_distribution_says(pot):
+    """With random dice the end of the charge is drawn from ``charge_outcomes``; with
+    scripted dice it is rolled die by die (the scripted tests above).  The drawn ends
+    (the first player's tokens, and whether the first player took last and leads)
+    match the exact distribution cell by cell within 4 standard errors."""
+    n = 200_000
+    venv = Vec421Env(n, agents.bot_table("421", "optimal", pot=pot), pot=pot, seed=11)
+    rows = np.arange(n)
+    venv.first[rows] = venv.rng.integers(2, size=n)
+    venv.phase[rows] = vec421.CHARGE
+    venv._play_charge(rows)
+    first = venv.first
+    tokens = venv.tok[rows, first]
+    leads = venv.leader == first  # the last taker leads (-1 where the charge decided the game)
+    over = venv.phase == vec421.OVER
+    assert np.array_equal(over, (tokens == 0) | (tokens == pot))
+    c = solver421.charge_outcomes(pot)  # [who took last, what it holds]
+    held = np.arange(pot + 1)
+    for who, by_first in ((0, True), (1, False)):
+        for x in held:
+            p = c[who, x]
+            first_tokens = x if by_first else pot - x
+            if first_tokens in (0, pot):  # decided: no leader, only the tokens are seen
+                p = c[0, x] + c[1, pot - x] if by_first else 0.0
+                seen = np.mean(over & (tokens == first_tokens)) if by_first else 0.0
+            else:
+                seen = np.mean(~over & (leads == by_first) & (tokens == first_tokens))
+            assert abs(seen - p) <= 4 * np.sqrt(p * (1 - p) / n) + 1e-12, (who, x, seen, p)
+    assert 0 < over.mean() < 1
