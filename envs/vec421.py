@@ -147,10 +147,11 @@ def scripted_dice(dice: Sequence[Sequence[int]], seats: Sequence[Sequence[int] |
 
 
 class Vec421Env(BatchedVecEnv):
-    """``num_envs`` two-player games of 421 against one opponent policy, for SB3.
+    """``num_envs`` two-player games of 421 against one opponent policy (or a pool), for SB3.
 
     Arguments: ``num_envs``; ``opponent``: a ``Policy421`` table for ``pot``
-    (``agents.bot_table("421", "optimal", pot=15)``, ``solver421.as_policy(agent)``);
+    (``agents.bot_table("421", "optimal", pot=15)``, ``solver421.as_policy(agent)``),
+    or a list of them, a pool from which each game draws its opponent;
     ``pot``: tokens in the pot (default 15); ``agent_seat``: 0, 1 or ``"random"``
     (drawn per game); ``seed``; ``dice``: a ``BatchDice`` (default: the seeded
     generator; ``scripted_dice`` for tests).
@@ -188,6 +189,7 @@ class Vec421Env(BatchedVecEnv):
             seed,
             dice,
         )
+        self.opp_index = np.zeros(num_envs, dtype=np.int64)  # each game's draw from the opponent pool
         self.set_opponent(opponent)
         self.agent_seat = agent_seat
         self._buffer, self._buffer_rng, self._buffer_pos = np.zeros(0, dtype=np.int64), None, 0
@@ -209,37 +211,82 @@ class Vec421Env(BatchedVecEnv):
         self._actions: Optional[np.ndarray] = None
 
     # --- opponent -------------------------------------------------------------
-    def set_opponent(self, opponent: Any) -> None:
-        """Replace the opponent's ``Policy421`` table (checked), e.g. for self-play."""
-        if not isinstance(opponent, Policy421):
+    def set_opponent(self, opponent: Any, weights: Optional[Sequence[float]] = None) -> None:
+        """Replace the opponent: a ``Policy421`` table, or a pool of them (a non-empty
+        list or tuple) from which every new game draws one (self-play against past
+        versions and other bots), in proportion to ``weights`` (one per member,
+        default equal).  Everything is checked first, and nothing changes if
+        something is refused.  A game in progress keeps its draw: with a pool of the
+        same size it goes on against the table now at the same place."""
+        is_pool = isinstance(opponent, (list, tuple))
+        pool = tuple(opponent) if is_pool else (opponent,)
+        if not pool:
+            raise ValueError("the opponent pool is empty: give at least one Policy421 table")
+        prepared = [self._prepare(policy, i if is_pool else None) for i, policy in enumerate(pool)]
+        cdf = None
+        if weights is not None:
+            w = np.asarray(weights, dtype=np.float64) if np.ndim(weights) == 1 else None
+            if w is None or len(w) != len(pool) or not np.all(np.isfinite(w) & (w >= 0)) or w.sum() <= 0:
+                raise ValueError(f"pool weights must be {len(pool)} finite non-negative numbers, not all 0; "
+                                 f"got {weights!r}")
+            cdf = np.cumsum(w / w.sum())
+        if len(pool) != len(getattr(self, "_pool", pool)):
+            self.opp_index[:] = 0  # a pool of another size: draws start again with the next games
+        self.opponent_policy = opponent if len(pool) > 1 else pool[0]
+        self._pool, self._pool_cdf = prepared, cdf
+
+    def _draw_opponents(self, rows: np.ndarray) -> None:
+        """Each new game's opponent from the pool (nothing is drawn for a single table)."""
+        if len(self._pool) == 1:
+            return
+        if self._pool_cdf is None:
+            self.opp_index[rows] = self.rng.integers(len(self._pool), size=len(rows))
+        else:  # the first member whose cdf passes a uniform draw: never one of weight 0
+            x = self.rng.random(len(rows)) * self._pool_cdf[-1]
+            self.opp_index[rows] = np.minimum(np.searchsorted(self._pool_cdf, x, side="right"), len(self._pool) - 1)
+
+    def _prepare(self, policy: Any, place: int | None) -> tuple[Policy421, np.ndarray | None, np.ndarray | None]:
+        """A checked table and, if it is one-hot, its actions for lookups."""
+        where = "" if place is None else f"pool entry {place}: "
+        if not isinstance(policy, Policy421):
             raise TypeError(
-                f"the opponent is a Policy421 table, got {type(opponent).__name__}: build one with "
+                f"{where}the opponent is a Policy421 table, got {type(policy).__name__}: build one with "
                 "agents.bot_table('421', name, pot=...) or agents.solver421.as_policy(agent, pot)"
             )
-        if opponent.pot != self.pot:
-            raise ValueError(f"the opponent's table is for pot {opponent.pot}, this env's pot is {self.pot}")
-        policy = opponent
-        policy.check()
-        self.opponent_policy = policy
+        if policy.pot != self.pot:
+            raise ValueError(f"{where}the opponent's table is for pot {policy.pot}, this env's pot is {self.pot}")
+        try:
+            policy.check()
+        except ValueError as e:
+            raise ValueError(f"{where}{e}") from None
         used = slice(1, self.pot)  # rows t = 0 and t = pot are never asked
-        one_hot = all(np.all((t[used] == 0) | (t[used] == 1)) for t in (policy.leader, policy.follower))
-        if one_hot:
-            self._lead_act = policy.leader.argmax(-1)  # (pot + 1, 2, 56)
-            self._foll_act = policy.follower.argmax(-1)  # (pot + 1, 3, 56, 56)
-        else:
-            self._lead_act = self._foll_act = None
+        if all(np.all((t[used] == 0) | (t[used] == 1)) for t in (policy.leader, policy.follower)):
+            return policy, policy.leader.argmax(-1), policy.follower.argmax(-1)  # (pot+1, 2, 56), (pot+1, 3, 56, 56)
+        return policy, None, None
 
     def _opponent_actions(self, rows: np.ndarray) -> np.ndarray:
+        if len(self._pool) == 1:
+            return self._table_actions(self._pool[0], rows)
+        actions = np.empty(len(rows), dtype=np.int64)
+        drawn = self.opp_index[rows]
+        for k, table in enumerate(self._pool):
+            mine = np.flatnonzero(drawn == k)
+            if len(mine):
+                actions[mine] = self._table_actions(table, rows[mine])
+        return actions
+
+    def _table_actions(self, table, rows: np.ndarray) -> np.ndarray:
+        policy, lead_act, foll_act = table
         t, h, u = self.tok[rows, OPP], self.hand[rows], self.used[rows]
         leads = self.leader[rows] == OPP
         d = FOLLOWER_DECISION[self.allowed[rows], u]
         L = self.played[rows, AGENT]  # the agent led and played, when the opponent follows
-        if self._lead_act is not None:  # the unused lookup of each row reads a harmless entry
-            return np.where(leads, self._lead_act[t, u - 1, h], self._foll_act[t, d, L, h])
+        if lead_act is not None:  # the unused lookup of each row reads a harmless entry
+            return np.where(leads, lead_act[t, u - 1, h], foll_act[t, d, L, h])
         probs = np.empty((len(rows), g.N_ACTIONS))
-        probs[leads] = self.opponent_policy.leader[t[leads], u[leads] - 1, h[leads]]
+        probs[leads] = policy.leader[t[leads], u[leads] - 1, h[leads]]
         f = ~leads
-        probs[f] = self.opponent_policy.follower[t[f], d[f], L[f], h[f]]
+        probs[f] = policy.follower[t[f], d[f], L[f], h[f]]
         cdf = np.cumsum(probs, axis=1)
         # x in (0, total]: the first action whose cdf reaches x has probability on it (a draw
         # of exactly 0 would otherwise pick action 0, STOP, whatever its probability).
@@ -447,6 +494,7 @@ class Vec421Env(BatchedVecEnv):
         first_seat = (self.rng.integers(2, size=n) if self._dice_override is None
                       else self._dice_override.draw_seats(rows))
         self.first[rows] = np.where(first_seat == self.seat[rows], AGENT, OPP)
+        self._draw_opponents(rows)
         self.phase[rows] = CHARGE
         self.pot_left[rows] = self.pot
         self.tok[rows] = 0

@@ -508,3 +508,69 @@ def test_random_charges_end_as_the_exact_distribution_says(pot):
                 seen = np.mean(~over & (leads == by_first) & (tokens == first_tokens))
             assert abs(seen - p) <= 4 * np.sqrt(p * (1 - p) / n) + 1e-12, (who, x, seen, p)
     assert 0 < over.mean() < 1
+
+
+# --- a pool of opponents (self-play) ------------------------------------------------
+
+
+def test_a_pool_of_opponents_is_drawn_per_game_and_played_as_drawn():
+    """Each game draws its opponent from the pool, uniformly; the agent's win rate is
+    then the mean of its exact win probabilities against each member (4 standard
+    errors), and each game's draw matches the opponent it met."""
+    pot, n_envs, games_per_row = 5, 2048, 12
+    pool = [table("optimal", pot), table("random", pot), table("cautious", pot)]
+    agent_table = table("greedy421", pot)
+    exact = [solver421.evaluate(agent_table, solver421.as_policy(p, pot)) for p in pool]
+    lead_actions, follow_actions = agent_table.leader.argmax(-1), agent_table.follower.argmax(-1)
+    venv = Vec421Env(n_envs, pool, pot=pot, seed=7)
+    assert venv.opponent_policy == pool
+    obs = venv.reset()
+    counted = np.zeros(n_envs, dtype=np.int64)
+    wins = np.zeros(len(pool))
+    played = np.zeros(len(pool))
+    while counted.min() < games_per_row:
+        drawn = venv.opp_index.copy()  # the draw of the game each row is playing
+        obs, rewards, dones, infos = venv.step(table_actions(lead_actions, follow_actions, obs))
+        for i in np.flatnonzero(dones & (counted < games_per_row)):
+            played[drawn[i]] += 1
+            wins[drawn[i]] += rewards[i] > 0
+            counted[i] += 1
+    games = played.sum()
+    assert np.all(np.abs(played / games - 1 / 3) < 4 * np.sqrt(2 / 9 / games))  # uniform draws
+    for k, p in enumerate(exact):  # each member is played as its own table
+        assert abs(wins[k] / played[k] - p) < 4 * np.sqrt(p * (1 - p) / played[k]), (k, wins[k] / played[k], p)
+    assert exact[1] > exact[0] + 0.1  # the members differ enough for a mix-up to show
+
+
+def test_a_pool_of_one_plays_the_same_games_as_the_table_and_a_bad_member_changes_nothing():
+    a, b = Vec421Env(64, [table("optimal")], seed=2), Vec421Env(64, table("optimal"), seed=2)
+    oa, ob = a.reset(), b.reset()
+    chooser = np.random.default_rng(1)
+    for _ in range(30):
+        assert np.array_equal(oa, ob)
+        actions = pick_legal(chooser, a.action_masks())
+        oa, ra, _, _ = a.step(actions)
+        ob, rb, _, _ = b.step(actions)
+        assert np.array_equal(ra, rb)
+    pool = [table("optimal"), table("random")]
+    a.set_opponent(pool)
+    with pytest.raises(ValueError, match="pool entry 1: the opponent's table is for pot 5"):
+        a.set_opponent([table("optimal"), table("random", 5)])
+    with pytest.raises(TypeError, match="pool entry 0: the opponent is a Policy421 table, got str"):
+        a.set_opponent(["optimal"])
+    with pytest.raises(ValueError, match="the opponent pool is empty"):
+        a.set_opponent([])
+    assert a.opponent_policy == pool and len(a._pool) == 2
+
+
+def test_pool_weights_set_each_member_s_share_of_the_games():
+    pool = [table("optimal"), table("random"), table("cautious")]
+    venv = Vec421Env(60_000, pool, seed=5)
+    venv.set_opponent(pool, weights=[0.5, 0.0, 1.5])
+    venv.reset()
+    share = np.bincount(venv.opp_index, minlength=3) / venv.num_envs
+    assert share[1] == 0.0 and abs(share[0] - 0.25) < 4 * np.sqrt(0.25 * 0.75 / venv.num_envs)
+    for bad in ([1, 2], [1, -1, 1], [0, 0, 0], [1, float("nan"), 1], [[1, 2, 3]]):
+        with pytest.raises(ValueError, match="pool weights must be 3 finite non-negative numbers"):
+            venv.set_opponent(pool, weights=bad)
+    assert venv._pool_cdf[0] == 0.25  # the last good weights stay

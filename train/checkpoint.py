@@ -290,6 +290,7 @@ class SavedRun:
     num_timesteps: int
     wall_seconds: float
     history: list[dict[str, Any]] = field(default_factory=list)
+    self_play: Any = None  # a self-play run's pool (train.run.SelfPlay.state)
 
 
 def _count(value: Any, where: str, high: int = MAX_TIMESTEPS) -> int:
@@ -428,13 +429,15 @@ def _restore_random_states(rng: Any, env, where: str) -> None:
         raise RunError(f"{where}: {field_name} is not a valid random state ({type(e).__name__}: {str(e)[:100]})") from None
 
 
-def restore(model, env, folder: Path, name: str, meta: dict[str, Any]) -> SavedRun:
-    """Load NAME.pt's weights and NAME.state into ``model`` (freshly built from the preset)."""
+def restore(model, env, folder: Path, name: str, meta: dict[str, Any], snapshots: int = 0) -> SavedRun:
+    """Load NAME.pt's weights and NAME.state into ``model`` (freshly built from the preset).
+    ``snapshots``: the past versions of the learner a self-play state holds (their weights
+    are returned unchecked in ``SavedRun.self_play``, for ``train.run.SelfPlay``)."""
     files = run_files(folder, name)
     where = str(files["state"])
     try:
         weights = read_weights(files["weights"], model.policy, meta["weights_sha256"], files["meta"])
-        limit = 3 * weights_limit(model.policy)
+        limit = (3 + snapshots) * weights_limit(model.policy)
         data = read_committed(files["state"], limit, "training state file", meta["state_sha256"])
     except CheckpointError as e:
         raise RunError(f"--resume: {e}") from None
@@ -463,4 +466,5 @@ def restore(model, env, folder: Path, name: str, meta: dict[str, Any]) -> SavedR
     model.num_timesteps = steps
     model._n_updates = n_updates
     model._episode_num = episodes
-    return SavedRun(meta=meta, num_timesteps=steps, wall_seconds=wall, history=history)
+    return SavedRun(meta=meta, num_timesteps=steps, wall_seconds=wall, history=history,
+                    self_play=state.get("self_play"))

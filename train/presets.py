@@ -48,7 +48,54 @@ class Preset:
     gae_lambda_final: float | None = None
     gae_lambda_steps: int = 0
     env: dict[str, Any] = field(default_factory=dict)  # game options (421: n_players, pot)
+    # Self-play: each game draws its opponent from a pool of ``opponent``, the bots of
+    # ``pool`` (name: share of the games) and ``snapshots`` frozen past versions of the
+    # learner, which share ``snapshot_share`` of the games; every ``snapshot_every`` steps
+    # the oldest is replaced by the learner as it is then.  ``opponent`` plays the rest.
+    pool: dict[str, float] = field(default_factory=dict)
+    snapshots: int = 0
+    snapshot_share: float = 0.0
+    snapshot_every: int = 0
     search: dict[str, Range | Choice] = field(default_factory=dict)  # what `python -m train sweep` varies
+
+
+PPO_421 = Preset(
+    name="ppo-421",
+    game="421",
+    description="MaskablePPO on batched two-player 421 (pot 15) against the exact optimal bot",
+    timesteps=25_000_000,  # about 17 minutes on 2 cores
+    n_envs=256,
+    opponent="optimal",
+    eval_every=1_000_000,
+    env={"n_players": 2, "pot": 15},
+    policy={
+        "class": "FastMlpPolicy",
+        "net_arch": {"pi": [128, 128], "vf": [128, 128]},
+        "activation": "tanh",
+        "features_extractor": "OneHotInts",
+    },
+    ppo=dict(
+        n_steps=64,  # x 256 games = 16,384 steps per rollout
+        batch_size=4096,
+        n_epochs=4,
+        learning_rate=2e-3,
+        gamma=1.0,
+        gae_lambda=0.7,  # 10 M steps ended 0.62 pp short at 0.7, 0.71 at 0.5, 0.79 at 0.8, 1.07 at 0.95
+        clip_range=0.2,
+        ent_coef=0.003,
+        vf_coef=0.5,
+        max_grad_norm=0.5,
+    ),
+    lr_final=0.0,
+    stop_when_optimal=False,
+    search={
+        "learning_rate": Range(5e-4, 5e-3, log=True),
+        "n_epochs": Range(2, 8, integer=True),
+        "batch_size": Choice((1024, 2048, 4096, 8192)),  # all divide the 16,384-step rollout
+        WIDTH: Choice((64, 128, 256)),
+        "ent_coef": Range(0.0, 0.01),
+    },
+)
 
 
 PRESETS: dict[str, Preset] = {
@@ -96,45 +143,37 @@ PRESETS: dict[str, Preset] = {
                 "ent_coef": Range(0.0, 0.01),
             },
         ),
-        Preset(
-            name="ppo-421",
-            game="421",
-            description="MaskablePPO on batched two-player 421 (pot 15) against the exact optimal bot",
-            timesteps=25_000_000,  # about 17 minutes on 2 cores
-            n_envs=256,
-            opponent="optimal",
-            eval_every=1_000_000,
-            env={"n_players": 2, "pot": 15},
-            policy={
-                "class": "FastMlpPolicy",
-                "net_arch": {"pi": [128, 128], "vf": [128, 128]},
-                "activation": "tanh",
-                "features_extractor": "OneHotInts",
-            },
-            ppo=dict(
-                n_steps=64,  # x 256 games = 16,384 steps per rollout
-                batch_size=4096,
-                n_epochs=4,
-                learning_rate=2e-3,
-                gamma=1.0,
-                gae_lambda=0.7,  # 10 M steps ended 0.62 pp short at 0.7, 0.71 at 0.5, 0.79 at 0.8, 1.07 at 0.95
-                clip_range=0.2,
-                ent_coef=0.003,
-                vf_coef=0.5,
-                max_grad_norm=0.5,
-            ),
-            lr_final=0.0,
-            stop_when_optimal=False,
-            search={
-                "learning_rate": Range(5e-4, 5e-3, log=True),
-                "n_epochs": Range(2, 8, integer=True),
-                "batch_size": Choice((1024, 2048, 4096, 8192)),  # all divide the 16,384-step rollout
-                WIDTH: Choice((64, 128, 256)),
-                "ent_coef": Range(0.0, 0.01),
-            },
+        PPO_421,
+        replace(
+            PPO_421,
+            name="ppo-421-selfplay",
+            description="ppo-421 against a pool: the optimal bot half the games, the heuristic bots "
+                        "and four frozen past versions of itself the rest",
+            pool={"heuristic": 0.1, "greedy421": 0.05, "cautious": 0.05},
+            snapshots=4,
+            snapshot_share=0.3,
+            snapshot_every=1_000_000,
         ),
     ]
 }
+
+
+def pool_weights(preset: Preset) -> list[float]:
+    """Each pool member's share of the games: ``opponent``, the ``pool`` bots in order, then
+    the snapshots (empty for a preset without self-play); ``ValueError`` if they do not
+    make a distribution."""
+    if not preset.pool and not preset.snapshots:
+        return []
+    shares = [float(v) for v in preset.pool.values()]
+    if preset.snapshots < 0 or (preset.snapshots > 0) != (preset.snapshot_share > 0) \
+            or (preset.snapshots > 0 and preset.snapshot_every <= 0):
+        raise ValueError(f"preset {preset.name}: snapshots need a positive count, share and snapshot_every together")
+    left = 1.0 - sum(shares) - preset.snapshot_share
+    if any(not 0 <= v <= 1 for v in shares) or left < -1e-12:
+        raise ValueError(f"preset {preset.name}: pool shares must be in 0..1 and leave the opponent a share "
+                         f"of at least 0, got {preset.pool} and snapshot_share {preset.snapshot_share}")
+    snapshot = [preset.snapshot_share / preset.snapshots] * preset.snapshots if preset.snapshots else []
+    return [max(left, 0.0), *shares, *snapshot]
 
 
 def gae_lambda_schedule(preset: Preset):

@@ -27,11 +27,12 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList, Progr
 
 import agents
 import games
-from agents.ppo_agent import PPOAgent, policy_class_from, policy_kwargs_from
+from agents.ppo_agent import (CheckpointError, PPOAgent, build_policy, check_weights, policy_class_from,
+                              policy_kwargs_from, policy_state)
 from train import checkpoint
 from train.checkpoint import RunError
 from train.fast import BatchedMaskablePPO, EpisodeMonitor
-from train.presets import Preset, gae_lambda_schedule
+from train.presets import Preset, gae_lambda_schedule, pool_weights
 
 DEFAULT_LOGDIR = Path("runs")  # python -m train's --logdir default (a continue-with command leaves it out)
 
@@ -85,9 +86,11 @@ class ExactEvalCallback(BaseCallback):
     run stops, without waiting for the next scheduled evaluation.
     """
 
-    def __init__(self, config: RunConfig, started: float, history: list[dict[str, Any]] | None = None):
+    def __init__(self, config: RunConfig, started: float, history: list[dict[str, Any]] | None = None,
+                 self_play: SelfPlay | None = None):
         super().__init__()
         self.config = config
+        self.self_play = self_play  # its pool is saved with each checkpoint
         self.every = config.eval_every or config.preset.eval_every
         self.next_eval = 0
         self.started = started  # a resumed run's start is moved back by its earlier seconds
@@ -127,12 +130,103 @@ class ExactEvalCallback(BaseCallback):
         self.logger.record("eval/wall_seconds", figures["wall_seconds"])
         self.logger.dump(self.num_timesteps)
         with SigintHeld(reraise=True):  # a Ctrl-C here stops the run once the checkpoint is written
-            save_run(self.model, self.config, figures, self.history)
+            save_run(self.model, self.config, figures, self.history, self.self_play)
         if self.config.on_eval is not None:
             self.config.on_eval(figures)
         if self.config.stop_when_optimal and figures["optimal"]:
             print(f"\nexactly optimal in both seats at {self.num_timesteps} steps, {figures['wall_seconds']:.1f} s: stopping")
             return False
+        return True
+
+
+class SelfPlay:
+    """The opponent pool of a self-play preset (``Preset.pool``, ``Preset.snapshots``).
+
+    The env plays a pool of tables: the preset's ``opponent``, its ``pool`` bots, then
+    ``snapshots`` frozen past versions of the learner, each game drawing one in
+    proportion to ``pool_weights``.  The first rollout fills every snapshot place
+    with the starting learner; then, before the first rollout after each
+    ``snapshot_every`` steps, the oldest is replaced by the learner as it is.  A
+    snapshot is the learner's exact policy table at that moment (what the solver
+    evaluates), and its weights go into the training state, so ``--resume`` plays
+    on against the same past versions."""
+
+    def __init__(self, config: RunConfig):
+        preset = config.preset
+        self.config = config
+        self.weights = pool_weights(preset)
+        options = exact_options(preset)
+        self.fixed = [agents.bot_table(preset.game, name, **options) for name in (preset.opponent, *preset.pool)]
+        self.snapshots: list[dict[str, torch.Tensor]] = []  # the learner's past weights, oldest first
+        self.tables: list[Any] = []  # their policy tables
+        self.next_at = 0  # the step count at which the next snapshot is due
+
+    @property
+    def active(self) -> bool:
+        return bool(self.weights)
+
+    def _table(self, agent) -> Any:
+        solver = games.load(games.get(self.config.preset.game).exact)
+        return solver.policy_table(agent, **exact_options(self.config.preset))
+
+    def _push(self, model) -> None:
+        model.get_env().env_method("set_opponent", [*self.fixed, *self.tables], weights=self.weights)
+
+    def update(self, model) -> bool:
+        """Take a snapshot if one is due (and give the env the new pool); whether one was taken."""
+        preset = self.config.preset
+        if model.num_timesteps < self.next_at:
+            return False
+        table = self._table(PPOAgent.from_model(model, preset.game))
+        weights = {k: v.clone() for k, v in policy_state(model.policy).items()}  # not the live tensors
+        if not self.snapshots:  # the start: every place holds the starting learner
+            self.snapshots, self.tables = [weights] * preset.snapshots, [table] * preset.snapshots
+        else:
+            self.snapshots, self.tables = [*self.snapshots[1:], weights], [*self.tables[1:], table]
+        self.next_at = model.num_timesteps + preset.snapshot_every
+        self._push(model)
+        return True
+
+    def state(self) -> dict[str, Any]:
+        return {"snapshots": list(self.snapshots), "next_at": int(self.next_at)}
+
+    def restore(self, model, saved: Any, where: str) -> None:
+        """The pool of a resumed run, from its training state (checked: one line if wrong)."""
+        preset = self.config.preset
+        if not isinstance(saved, dict) or not isinstance(saved.get("snapshots"), list) \
+                or len(saved["snapshots"]) not in (0, preset.snapshots) \
+                or isinstance(saved.get("next_at"), bool) or not isinstance(saved.get("next_at"), int) \
+                or saved["next_at"] < 0:
+            raise RunError(f"--resume: {where}: self_play is not the pool of {preset.snapshots} snapshots "
+                           f"the preset {preset.name} keeps")
+        tables = []
+        for i, weights in enumerate(saved["snapshots"]):
+            policy = build_policy(preset.game, preset.policy, preset.env)
+            try:
+                policy.load_state_dict(check_weights(weights, policy, Path(f"{where}: self_play snapshot {i}")))
+            except CheckpointError as e:
+                raise RunError(f"--resume: {e}") from None
+            tables.append(self._table(PPOAgent(policy, preset.game)))
+        self.snapshots, self.tables, self.next_at = list(saved["snapshots"]), tables, saved["next_at"]
+        if self.snapshots:
+            self._push(model)
+
+
+class SelfPlayCallback(BaseCallback):
+    """Before each rollout: a new snapshot of the learner in the pool when one is due
+    (TensorBoard ``train/snapshots``: how many have been taken)."""
+
+    def __init__(self, self_play: SelfPlay):
+        super().__init__()
+        self.self_play = self_play
+        self.taken = 0
+
+    def _on_rollout_start(self) -> None:
+        if self.self_play.update(self.model):
+            self.taken += 1
+            self.logger.record("train/snapshots", self.taken)
+
+    def _on_step(self) -> bool:
         return True
 
 
@@ -151,7 +245,8 @@ def versions() -> dict[str, str]:
     }
 
 
-def save_run(model, config: RunConfig, figures: dict[str, Any] | None = None, history=()) -> Path:
+def save_run(model, config: RunConfig, figures: dict[str, Any] | None = None, history=(),
+             self_play: SelfPlay | None = None) -> Path:
     """Write NAME.pt + NAME.json (for playing) and NAME.state (for --resume), atomically."""
     meta = {
         "name": config.name,
@@ -176,6 +271,8 @@ def save_run(model, config: RunConfig, figures: dict[str, Any] | None = None, hi
         ]
     state = checkpoint.training_state(model, game=config.preset.game, preset=config.preset.name, seed=config.seed,
                                       wall_seconds=wall)
+    if self_play is not None and self_play.active:
+        state["self_play"] = self_play.state()
     return checkpoint.save(config.checkpoint_dir, config.name, model.policy, state, meta)
 
 
@@ -326,21 +423,26 @@ def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
     env = make_env(config)
     model = build_model(config, env)
     history: list[dict[str, Any]] = []
+    self_play = SelfPlay(config)
     if meta is not None:
-        saved = checkpoint.restore(model, env, config.checkpoint_dir, config.name, meta)
+        saved = checkpoint.restore(model, env, config.checkpoint_dir, config.name, meta,
+                                   snapshots=config.preset.snapshots)
         started -= saved.wall_seconds
         history = saved.history
+        if self_play.active:
+            self_play.restore(model, saved.self_play, str(config.checkpoint_dir / f"{config.name}.state"))
         print(f"resuming {config.checkpoint_dir / config.name} at {saved.num_timesteps} steps "
               f"({saved.wall_seconds:.1f} s so far)")
     remaining = config.timesteps - model.num_timesteps
-    callback = ExactEvalCallback(config, started, history)
+    callback = ExactEvalCallback(config, started, history, self_play)
+    callbacks = [SelfPlayCallback(self_play), callback] if self_play.active else [callback]
     bar = StepsBar() if config.progress_bar else None
     interrupted = False
     if remaining > 0:
         try:
             model.learn(
                 remaining,
-                callback=CallbackList([callback, bar]) if bar is not None else callback,
+                callback=CallbackList([*callbacks, bar] if bar is not None else callbacks),
                 tb_log_name=config.name,
                 reset_num_timesteps=meta is None,
             )
@@ -355,7 +457,7 @@ def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
         wall = time.time() - started
         final = evaluate(config, PPOAgent.from_model(model, config.preset.game))
         final.update(timesteps=int(model.num_timesteps), wall_seconds=wall)
-        base = save_run(model, config, final, callback.history)
+        base = save_run(model, config, final, callback.history, self_play)
     env.close()
     summary = {"final": final, "history": callback.history, "checkpoint": str(base), "interrupted": interrupted}
     print_results(config, summary)
