@@ -648,7 +648,9 @@ def exact_figures(agent, opponents: dict[str, Policy421], pot: int = 15) -> dict
     table = policy_table(agent, pot)
     figures = {f"vs_{name}": evaluate(table, opponent) for name, opponent in opponents.items()}
     gap = 0.5 - figures["vs_optimal"]
-    return {**figures, "gap_pp": 0.0 if abs(gap) < 1e-12 else 100.0 * gap, "optimal": False}
+    exploit = best_reply(table).value - 0.5  # the agent's regret at its own table: what a best reply gains
+    return {**figures, "gap_pp": 0.0 if abs(gap) < 1e-12 else 100.0 * gap,
+            "exploitability_pp": 0.0 if abs(exploit) < 1e-12 else 100.0 * exploit, "optimal": False}
 
 
 def format_figures(name: str, figures: dict, opponents, pot: int = 15) -> list[str]:
@@ -657,4 +659,6 @@ def format_figures(name: str, figures: dict, opponents, pot: int = 15) -> list[s
         f"exact win probability, two players, pot {pot} (charge and seat draw included)",
         f"  vs optimal     {figures['vs_optimal']:.6f}   (optimal vs optimal: 0.5; gap {figures['gap_pp']:.4f} pp)",
         *(f"  vs {o:<11} {figures[f'vs_{o}']:.6f}" for o in opponents if o != "optimal"),
+        *([f"  a best reply to it wins {0.5 + figures['exploitability_pp'] / 100:.6f} "
+           f"(exploitable by {figures['exploitability_pp']:.4f} pp)"] if "exploitability_pp" in figures else []),
     ]

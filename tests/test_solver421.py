@@ -523,3 +523,18 @@ def test_exploitability_is_what_a_best_reply_wins_beyond_one_half():
     one = s.best_reply(s.solve(1).policy())  # one token: a coin toss, nothing to decide
     assert (one.value, one.sweeps) == (0.5, 0) and one.lead_value.tolist() == [0.0, 0.0]
     assert one.policy.pot == 1 and not one.policy.leader.any() and not one.policy.follower.any()
+
+
+def test_exact_figures_give_each_win_probability_the_gap_and_how_exploitable_the_agent_is():
+    pot = 5
+    opponents = {name: agents.bot_table("421", name, pot=pot) for name in ("optimal", "heuristic")}
+    best = s.exact_figures(agents.make_agent("421", "optimal"), opponents, pot)
+    assert best["gap_pp"] == 0.0 and best["exploitability_pp"] == 0.0 and best["vs_optimal"] == pytest.approx(0.5, abs=1e-12)
+    heuristic = s.exact_figures(agents.make_agent("421", "heuristic"), opponents, pot)
+    # a best reply gains at least what the optimal bot gains against it (the optimum is one reply)
+    exploit = s.best_reply(opponents["heuristic"]).value - 0.5
+    assert heuristic["exploitability_pp"] == pytest.approx(100 * exploit, abs=1e-12)
+    assert exploit >= 0.5 - heuristic["vs_optimal"] - 1e-12 and heuristic["gap_pp"] > 0.1
+    lines = s.format_figures("heuristic", heuristic, list(opponents), pot)
+    assert lines[-1] == f"  a best reply to it wins {0.5 + exploit:.6f} (exploitable by {100 * exploit:.4f} pp)"
+    assert max(len(line) for line in lines) <= 80

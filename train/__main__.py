@@ -39,8 +39,10 @@ def _whole(low: int, high: int, why: str = ""):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    presets = "\n".join(textwrap.fill(f"{p.name:<9} {p.description} (default {p.timesteps:,} steps)", 78,
-                                       initial_indent="  ", subsequent_indent=" " * 12) for p in PRESETS.values())
+    width = max(len(name) for name in PRESETS)
+    presets = "\n".join(textwrap.fill(f"{p.name:<{width}} {p.description} (default {p.timesteps:,} steps)", 78,
+                                       initial_indent="  ", subsequent_indent=" " * (width + 3))
+                         for p in PRESETS.values())
     commands = "\n".join(f"  {c:<6} {what}" for c, (_, what) in COMMANDS.items())
     notes = textwrap.fill("Ctrl-C saves the run; --resume continues it. A name already saved is refused unless "
                           "--resume or --overwrite is given. Watch with: tensorboard --logdir runs", 78)

@@ -34,6 +34,8 @@ from train.checkpoint import RunError
 from train.fast import BatchedMaskablePPO, EpisodeMonitor
 from train.presets import Preset, gae_lambda_schedule, pool_weights
 
+# the exact figures logged to TensorBoard (eval/KEY) and kept in a checkpoint's metadata
+LOGGED_FIGURES = ("vs_", "gap_", "suboptimal_", "exploitability_")
 DEFAULT_LOGDIR = Path("runs")  # python -m train's --logdir default (a continue-with command leaves it out)
 
 
@@ -125,7 +127,7 @@ class ExactEvalCallback(BaseCallback):
         figures.update(timesteps=self.num_timesteps, wall_seconds=time.time() - self.started)
         self.history.append(figures)
         for key, value in figures.items():
-            if key.startswith(("vs_", "gap_", "suboptimal_")):
+            if key.startswith(LOGGED_FIGURES):
                 self.logger.record(f"eval/{key}", value)
         self.logger.record("eval/wall_seconds", figures["wall_seconds"])
         self.logger.dump(self.num_timesteps)
@@ -262,7 +264,7 @@ def save_run(model, config: RunConfig, figures: dict[str, Any] | None = None, hi
     }
     wall = float((figures or {}).get("wall_seconds", 0.0))
     if figures is not None:
-        meta["exact"] = {k: v for k, v in figures.items() if k.startswith(("vs_", "gap_", "suboptimal_")) or k == "optimal"}
+        meta["exact"] = {k: v for k, v in figures.items() if k.startswith(LOGGED_FIGURES) or k == "optimal"}
         meta["wall_seconds"] = round(wall, 1)
     if history:
         meta["eval_history"] = [
