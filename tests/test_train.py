@@ -58,7 +58,7 @@ def test_smoke_run_saves_a_checkpoint_that_reloads_and_plays(smoke_run):
     assert {p.name for p in ck.iterdir()} == {"smoke.pt", "smoke.json", "smoke.state"}  # no .zip, no .lock left
     meta = json.loads((ck / "smoke.json").read_text())
     assert meta["game"] == "420" and meta["preset"] == "ppo-420" and meta["seed"] == 1
-    assert meta["timesteps"] >= 4096 and "torch" in meta["versions"]
+    assert meta["timesteps"] >= 4096 and "torch" in meta["versions"] and meta["threads"] == 1
     assert 0 < meta["exact"]["vs_optimal_red"] < 1
     agent = make_agent("420", str(ck / "smoke.pt"))
     # it plays a whole game through the engine, always legally
@@ -211,3 +211,15 @@ def test_a_run_stops_right_after_the_update_that_makes_it_optimal(tmp_path):
     assert model.num_timesteps == 64 * 16 + 64  # the first step of the second rollout
     assert [h["optimal"] for h in evals.history] == [False, True]
     assert evals.history[0]["suboptimal_choices"] > 0 and evals.history[-1]["suboptimal_choices"] == 0
+
+
+def test_threads_are_recorded_and_a_bad_count_is_one_line(tmp_path, capsys):
+    args = ["ppo-420", "--timesteps", "2048", "--n-envs", "32", "--eval-every", "100000", "--threads", "2",
+            "--checkpoint-dir", str(tmp_path / "ck"), "--logdir", str(tmp_path / "runs"), "--name", "t2",
+            "--no-progress-bar"]
+    assert train_main(args) == 0
+    assert json.loads((tmp_path / "ck" / "t2.json").read_text())["threads"] == 2
+    with pytest.raises(SystemExit):
+        train_main([*args, "--threads", "0"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "--threads" in err[-1] and "0" in err[-1]

@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("--overwrite", action="store_true", help="replace the saved run NAME, if there is one")
     parser.add_argument("--eval-every", type=_whole(1, MAX_TIMESTEPS), help="steps between exact evaluations (default: the preset's)")
     parser.add_argument("--no-early-stop", action="store_true", help="train all --timesteps even once exactly optimal")
+    parser.add_argument("--threads", type=_whole(1, 256),
+                        help="torch threads for the network (default: the preset's); a run repeats exactly "
+                             "with the same seed and the same count")
     parser.add_argument("--no-progress-bar", action="store_true", help="hide the progress bar")
     return parser
 
@@ -139,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         eval_every=args.eval_every,
         stop_when_optimal=preset.stop_when_optimal and not args.no_early_stop,
         progress_bar=not args.no_progress_bar,
+        torch_threads=args.threads or preset.threads,
     )
     try:
         train(config)

@@ -260,6 +260,7 @@ def save_run(model, config: RunConfig, figures: dict[str, Any] | None = None, hi
         "opponent": config.preset.opponent,
         "policy": config.preset.policy,
         "env": config.preset.env,
+        "threads": config.torch_threads,
         "versions": versions(),
     }
     wall = float((figures or {}).get("wall_seconds", 0.0))
@@ -480,6 +481,8 @@ def continue_command(config: RunConfig) -> str:
         parts += ["--n-envs", str(config.n_envs)]
     if config.eval_every is not None:
         parts += ["--eval-every", str(config.eval_every)]
+    if config.torch_threads != preset.threads:
+        parts += ["--threads", str(config.torch_threads)]
     if preset.stop_when_optimal and not config.stop_when_optimal:
         parts.append("--no-early-stop")
     if not config.progress_bar:
