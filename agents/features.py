@@ -176,14 +176,18 @@ class FastMlpPolicy(MaskableActorCriticPolicy):
             return torch.log_softmax(logits, dim=-1), None
         mask = torch.as_tensor(action_masks, dtype=torch.bool, device=logits.device).reshape(logits.shape)
         # along the long axis: torch's CPU log_softmax is several times slower along a
-        # short last axis (a row of 14 or 22 actions) than down the columns
+        # short last axis (a row of 14 or 29 actions) than down the columns
         return torch.log_softmax(torch.where(mask, logits, MASKED_LOGIT).T, dim=0).T, mask
 
     @staticmethod
     def _probs(log_probs: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         """``exp(log_probs)``, without exponentiating the masked logits (exp of a huge
-        negative number takes a slow path on the CPU; it is 0 either way)."""
-        return log_probs.exp() if mask is None else torch.where(mask, log_probs, 0.0).exp() * mask
+        negative number takes a slow path on the CPU; it is 0 either way).  A row with
+        every action masked is uniform, as in SB3's masked distribution."""
+        if mask is None:
+            return log_probs.exp()
+        mask = mask | ~mask.any(dim=-1, keepdim=True)
+        return torch.where(mask, log_probs, 0.0).exp() * mask
 
     def forward(self, obs: torch.Tensor, deterministic: bool = False, action_masks=None):
         logits, values = self.logits_and_values(obs)
@@ -244,6 +248,9 @@ class SplitMlpPolicy(FastMlpPolicy):
             name = getattr(extractor, "__name__", extractor)
             raise ValueError(f"SplitMlpPolicy needs a features extractor made of two halves "
                              f"({', '.join(c.__name__ for c in SPLIT_EXTRACTORS)}), not {name}")
+        if not kwargs.get("share_features_extractor", True):
+            raise ValueError("SplitMlpPolicy splits one features extractor between the actor and the critic: "
+                             "share_features_extractor must be True")
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:

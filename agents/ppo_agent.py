@@ -220,7 +220,7 @@ def weights_limit(policy: torch.nn.Module) -> int:
     return 2 * sum(v.numel() * v.element_size() for v in policy.state_dict().values()) + (1 << 20)
 
 
-def check_weights(state: Any, policy: torch.nn.Module, path: Path) -> dict[str, torch.Tensor]:
+def check_weights(state: Any, policy: torch.nn.Module, path: Path | str) -> dict[str, torch.Tensor]:
     """``state`` if it is a tensor dict with exactly ``policy``'s names and shapes, all finite."""
     expected = policy.state_dict()
     if not isinstance(state, dict):

@@ -27,8 +27,9 @@ agent's seat (the scripted first-player seat is compared with it).
 dice its end (the tokens each player took, and the last taker, who leads) is
 drawn at once from its exact distribution (``codec421.charge_outcomes``).  With
 scripted dice it is rolled die by die: each pass, every game still in it rolls
-a pair (a charge round, or a RAMPO roll after a tie), until every pot is empty.  The agent's action is played on every live game at once (STOP ends the
-turn by setting ``allowed = used``), then ``_advance`` plays forced events until
+a pair (a charge round, or a RAMPO roll after a tie), until every pot is empty.
+The agent's action is played on every live game at once (STOP ends the turn by
+setting ``allowed = used``), then ``_advance`` plays forced events until
 every game is at the agent's next choice or over; each pass of its loop plays,
 on the games that need it, one opponent decision and the end of every turn with
 no roll left (the follower's forced first roll, or the round's settlement and
@@ -46,7 +47,10 @@ Finished games report ``infos[i]["terminal_observation"]`` and restart at once.
 The opponent is a ready ``envs.policy421.Policy421`` table (any agent becomes
 one through ``agents.solver421.as_policy``, a named bot through
 ``agents.bot_table("421", name, pot=...)``); one-hot tables are played as action
-lookups, others by sampling each row with the env's generator.
+lookups, others by sampling each row with the env's generator.  It may also be a
+pool of tables (self-play against past versions and other bots): each new game
+draws one, uniformly or in proportion to the weights given to ``set_opponent``,
+and keeps it (``opp_index``).
 """
 
 from __future__ import annotations
@@ -232,7 +236,7 @@ class Vec421Env(BatchedVecEnv):
             cdf = np.cumsum(w / w.sum())
         if len(pool) != len(getattr(self, "_pool", pool)):
             self.opp_index[:] = 0  # a pool of another size: draws start again with the next games
-        self.opponent_policy = opponent if len(pool) > 1 else pool[0]
+        self.opponent_policy = pool if is_pool else pool[0]  # a pool as a tuple: the caller's list may change
         self._pool, self._pool_cdf = prepared, cdf
 
     def _draw_opponents(self, rows: np.ndarray) -> None:
@@ -297,7 +301,7 @@ class Vec421Env(BatchedVecEnv):
     def _rolls(self, rows: np.ndarray, count, n_rolls: int) -> np.ndarray:
         """(len(rows), n_rolls) codes of three dice, of which row i uses the first
         ``count()`` dice (an int or one per row; asked only of scripted dice)."""
-        if self._dice_override is not None:
+        if self._dice_override is not None:  # only scripted dice need the count (lazy: it costs a lookup)
             dice = self._dice_override.roll(rows, count(), 3 * n_rolls).reshape(len(rows), n_rolls, 3)
             return dice[..., 0] * 36 + dice[..., 1] * 6 + dice[..., 2]
         # Random rolls come from a buffer of codes drawn from self.rng in large chunks: three
@@ -344,12 +348,9 @@ class Vec421Env(BatchedVecEnv):
     # --- game mechanics on a subset of games ---------------------------------
     def _play_charge(self, rows: np.ndarray) -> None:
         """H2/H3/H6/H7: charge rounds until each pot is empty; then the game is over if one
-        player holds every token, else the last taker leads the discharge.
-
-        Each pass, every game still in the charge rolls a pair: a charge round (the first
-        player, then the second; the lower takes the higher's value from the pot) or a
-        RAMPO roll after a tie (the tie maker, who rolled second, first; the lower takes 1).
-        """
+        player holds every token, else the last taker leads the discharge.  How the
+        charge ends is drawn from its exact distribution with random dice
+        (``_sample_charge``) and rolled die by die with scripted ones (``_roll_charge``)."""
         first = self.first[rows]
         if self._dice_override is None:
             first_tokens, taker = self._sample_charge(len(rows), first)
@@ -370,7 +371,7 @@ class Vec421Env(BatchedVecEnv):
         lead): the first player's tokens and the last taker."""
         if self._charge_cdf is None:
             self._charge_cdf = np.cumsum(codec421.charge_outcomes(self.pot).reshape(-1))
-        # x in (0, 1): the first outcome whose cdf reaches x has probability on it
+        # x in (0, total]: the first outcome whose cdf reaches x has probability on it
         x = np.maximum(self.rng.random(n), TINY) * self._charge_cdf[-1]
         outcome = np.minimum(np.searchsorted(self._charge_cdf, x), len(self._charge_cdf) - 1)
         by_first, held = outcome // (self.pot + 1) == 0, outcome % (self.pot + 1)  # who took last, holding
@@ -378,7 +379,10 @@ class Vec421Env(BatchedVecEnv):
 
     def _roll_charge(self, rows: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The charges played die by die (scripted dice): the first player's tokens and
-        the last taker."""
+        the last taker.  Each pass, every game still in the charge rolls a pair: a charge
+        round (the first player, then the second; the lower takes the higher's value from
+        the pot) or a RAMPO roll after a tie (the tie maker, who rolled second, first; the
+        lower takes 1)."""
         roller = first.copy()  # who rolls first in the next pair
         rampo = np.zeros(len(rows), dtype=bool)  # the next pair is a RAMPO roll
         pot = np.full(len(rows), self.pot)

@@ -99,11 +99,31 @@ def test_fast_policy_update_keeps_apart_equal_observations_with_different_masks(
     obs, masks = torch.cat([obs, obs]), np.concatenate([masks, masks])
     masks[len(masks) // 2:] = True  # the same observations, every action allowed
     actions = torch.as_tensor([np.flatnonzero(m)[-1] for m in masks], dtype=torch.float32)
-    got, want = (p.evaluate_actions(obs, actions, action_masks=masks) for p in (fast, plain))
-    for a, b in zip(got, want):
-        assert torch.allclose(a.detach().reshape(-1), b.detach().reshape(-1), atol=1e-5)
+    results = []
+    for policy in (fast, plain):
+        values, log_prob, entropy = policy.evaluate_actions(obs, actions, action_masks=masks)
+        (values.sum() + log_prob.sum() + entropy.sum()).backward()
+        grads = torch.cat([p.grad.flatten() for p in policy.parameters()])
+        results.append((values.detach().reshape(-1), log_prob.detach(), entropy.detach(), grads))
+    for a, b in zip(*results):
+        assert (a - b).norm() <= 1e-5 * b.norm() + 1e-6, (a - b).abs().max()
     half = len(obs) // 2
-    assert not torch.allclose(got[2][:half], got[2][half:])  # the masks did change the entropy
+    entropy = results[0][2]
+    assert not torch.allclose(entropy[:half], entropy[half:])  # the masks did change the entropy
+
+
+def test_a_row_with_every_action_masked_samples_uniformly_as_sb3_does():
+    fast, plain = twin_policies("420", PRESETS["ppo-420"].policy, seed=4)
+    obs, masks, _ = rollout_batch_420(64, seed=4)
+    masks[:8] = False
+    with torch.no_grad():
+        torch.manual_seed(1)
+        a1, _, lp1 = fast(obs, action_masks=masks)
+        torch.manual_seed(1)
+        a2, _, lp2 = plain(obs, action_masks=masks)
+    assert torch.equal(a1, a2) and torch.allclose(lp1[8:], lp2[8:], atol=1e-5)
+    # uniform: log 1/14 (SB3's float32 sum of -1e8 logits rounds this one to 0)
+    assert torch.allclose(lp1[:8], torch.full((8,), -np.log(masks.shape[1]), dtype=lp1.dtype), atol=1e-5)
 
 
 def test_fast_policy_samples_the_same_actions_as_the_plain_policy():

@@ -13,6 +13,7 @@ from agents import solver421
 from agents.ppo_agent import PPOAgent, build_policy
 from train import presets as P
 from train.__main__ import main as train_main
+from train.checkpoint import read_saved_meta, restore
 from train.run import RunConfig, SelfPlay, build_model, make_env
 
 POT = 5  # small tables: snapshots are quick to tabulate
@@ -62,33 +63,57 @@ def test_snapshots_join_the_pool_oldest_first_as_training_goes(small_selfplay, t
     model.learn(2048)  # long enough to change the network
     assert self_play.update(model)
     now = solver421.policy_table(PPOAgent.from_model(model, "421"), POT)
-    assert np.array_equal(venv._pool[-1][0].follower, now.follower) and not np.array_equal(now.follower, start.follower)
-    assert np.array_equal(venv._pool[4][0].follower, start.follower)  # older ones stay until their turn
+    # the learner replaces the oldest in its place; the others stay until their turn
+    assert np.array_equal(venv._pool[4][0].follower, now.follower) and not np.array_equal(now.follower, start.follower)
+    assert all(np.array_equal(t[0].follower, start.follower) for t in venv._pool[5:])
+    assert (self_play.oldest, self_play.taken) == (1, 2)
     assert self_play.next_at == model.num_timesteps + small_selfplay.snapshot_every
     env.close()
 
 
-def test_a_self_play_run_saves_its_pool_and_resumes_against_it(small_selfplay, tmp_path, capsys):
+def test_a_self_play_run_saves_its_pool_and_resumes_against_it(small_selfplay, monkeypatch, tmp_path, capsys):
+    # snapshots at 0 and 3,072 steps; the next is due at 6,144, after the resumed run ends
+    preset = replace(small_selfplay, snapshot_every=3072)
+    monkeypatch.setitem(P.PRESETS, "ppo-421-selfplay", preset)
     assert train_main(argv(tmp_path, "sp", 4096)) == 0
     state = torch.load(tmp_path / "ck" / "sp.state", weights_only=True)
     saved = state["self_play"]
-    assert len(saved["snapshots"]) == 4 and saved["next_at"] > 2048
-    # the snapshots are past versions: the oldest is the starting network, the last the learner at 2,048 steps
-    oldest, newest = (build_policy("421", small_selfplay.policy, small_selfplay.env) for _ in range(2))
-    oldest.load_state_dict(saved["snapshots"][0])
-    newest.load_state_dict(saved["snapshots"][-1])
-    assert not all(torch.equal(a, b) for a, b in zip(oldest.state_dict().values(), newest.state_dict().values()))
+    assert len(saved["snapshots"]) == 4 and saved["taken"] == 2 and saved["oldest"] == 1
+    assert saved["next_at"] == 3072 + 3072
+    # the snapshots are past versions: places 1-3 hold the starting network, place 0 the learner at 3,072 steps
+    first, later = (build_policy("421", preset.policy, preset.env) for _ in range(2))
+    first.load_state_dict(saved["snapshots"][1])
+    later.load_state_dict(saved["snapshots"][0])
+    assert not all(torch.equal(a, b) for a, b in zip(first.state_dict().values(), later.state_dict().values()))
 
-    # resuming rebuilds the same pool from the saved weights and goes on
-    assert train_main(argv(tmp_path, "sp", 6144, "--resume")) == 0
+    # restoring rebuilds the pool from the saved weights and gives it to the env
+    config = RunConfig(preset, timesteps=5120, seed=3, n_envs=32, logdir=tmp_path / "runs",
+                       checkpoint_dir=tmp_path / "ck", name="sp", resume=True)
+    env = make_env(config)
+    model = build_model(config, env)
+    run = restore(model, env, tmp_path / "ck", "sp", read_saved_meta(tmp_path / "ck", "sp", preset), snapshots=4)
+    self_play = SelfPlay(config)
+    self_play.restore(model, run.self_play, "sp.state")
+    assert (self_play.oldest, self_play.taken, self_play.next_at) == (1, 2, 6144)
+    venv = env.venv
+    assert len(venv._pool) == 8 and np.isclose(venv._pool_cdf[-1], 1.0)
+    for place, weights in enumerate(saved["snapshots"]):
+        policy = build_policy("421", preset.policy, preset.env)
+        policy.load_state_dict(weights)
+        want = solver421.policy_table(PPOAgent(policy, "421"), POT)
+        assert np.array_equal(venv._pool[4 + place][0].follower, want.follower), place
+    assert not np.array_equal(venv._pool[4][0].follower, venv._pool[5][0].follower)
+    env.close()
+
+    # the resumed run goes on against that pool (no snapshot is due before 6,144 steps)
+    assert train_main(argv(tmp_path, "sp", 5120, "--resume")) == 0
     assert "resuming" in capsys.readouterr().out
     meta = json.loads((tmp_path / "ck" / "sp.json").read_text())
-    assert meta["timesteps"] == 6144 and meta["preset"] == "ppo-421-selfplay"
+    assert meta["timesteps"] == 5120 and meta["preset"] == "ppo-421-selfplay"
     again = torch.load(tmp_path / "ck" / "sp.state", weights_only=True)["self_play"]
-    # one more snapshot was taken at 4,096 steps: the others moved up one place
-    for before, after in zip(saved["snapshots"][1:], again["snapshots"][:3]):
+    assert (again["taken"], again["oldest"], again["next_at"]) == (2, 1, 6144)
+    for before, after in zip(saved["snapshots"], again["snapshots"]):
         assert all(torch.equal(before[k], after[k]) for k in before)
-    assert not all(torch.equal(again["snapshots"][3][k], saved["snapshots"][3][k]) for k in saved["snapshots"][3])
 
 
 def test_a_bad_self_play_state_is_refused_in_one_line(small_selfplay, tmp_path, capsys):

@@ -72,6 +72,8 @@ def test_the_split_policy_refuses_an_extractor_that_is_not_split():
 
     with pytest.raises(ValueError, match="two halves"):
         SplitMlpPolicy(*game_spaces("420"), lambda _: 1e-3, **kwargs)
+    with pytest.raises(ValueError, match="share_features_extractor must be True"):
+        SplitMlpPolicy(*game_spaces("420"), lambda _: 1e-3, share_features_extractor=False, **policy_kwargs_from(SPEC))
 
 
 def test_the_split_policy_update_is_the_fast_policy_update_on_the_same_network():

@@ -223,3 +223,12 @@ def test_threads_are_recorded_and_a_bad_count_is_one_line(tmp_path, capsys):
         train_main([*args, "--threads", "0"])
     err = capsys.readouterr().err.strip().splitlines()
     assert "--threads" in err[-1] and "0" in err[-1]
+    # --resume takes the saved count, and refuses another in one line
+    resume = [a for a in args if a not in ("--threads", "2")] + ["--resume"]
+    resume[resume.index("--timesteps") + 1] = "4096"
+    assert train_main([*resume, "--threads", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "was trained with --threads 2, not 1" in err[0], err
+    assert train_main(resume) == 0
+    meta = json.loads((tmp_path / "ck" / "t2.json").read_text())
+    assert meta["threads"] == 2 and meta["timesteps"] == 4096

@@ -510,6 +510,37 @@ def test_random_charges_end_as_the_exact_distribution_says(pot):
     assert 0 < over.mean() < 1
 
 
+class RandomBatchDice(vec421.BatchDice):
+    """Random dice through the scripted-dice path: the charge is then rolled die by die."""
+
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+
+    def roll(self, rows, count, width):
+        return self.rng.integers(1, 7, size=(len(rows), width))
+
+    def draw_seats(self, rows):
+        return self.rng.integers(2, size=len(rows))
+
+
+def test_drawn_charges_end_as_rolled_charges_do():
+    """The fast path (the charge's end drawn from its distribution) against the die-by-die
+    path that the scripted tests tie to the engine: the same distribution of the first
+    player's tokens and of who leads the discharge (two samples, 4 standard errors)."""
+    pot, n = 15, 100_000
+    ends = []
+    for dice in (None, RandomBatchDice(5)):
+        venv = Vec421Env(n, agents.bot_table("421", "optimal", pot=pot), pot=pot, seed=6, dice=dice)
+        rows = np.arange(n)
+        first = venv.rng.integers(2, size=n)
+        tokens, taker = venv._sample_charge(n, first) if dice is None else venv._roll_charge(rows, first)
+        ends.append(np.bincount(tokens * 2 + (taker == first), minlength=2 * (pot + 1)) / n)
+    drawn, rolled = ends
+    se = np.sqrt((drawn * (1 - drawn) + rolled * (1 - rolled)) / n)
+    assert np.all(np.abs(drawn - rolled) <= 4 * se + 1e-12), np.abs(drawn - rolled) / np.maximum(se, 1e-12)
+    assert (rolled > 0).sum() > pot  # many cells are in play
+
+
 # --- a pool of opponents (self-play) ------------------------------------------------
 
 
@@ -523,7 +554,7 @@ def test_a_pool_of_opponents_is_drawn_per_game_and_played_as_drawn():
     exact = [solver421.evaluate(agent_table, solver421.as_policy(p, pot)) for p in pool]
     lead_actions, follow_actions = agent_table.leader.argmax(-1), agent_table.follower.argmax(-1)
     venv = Vec421Env(n_envs, pool, pot=pot, seed=7)
-    assert venv.opponent_policy == pool
+    assert venv.opponent_policy == tuple(pool)
     obs = venv.reset()
     counted = np.zeros(n_envs, dtype=np.int64)
     wins = np.zeros(len(pool))
@@ -560,7 +591,7 @@ def test_a_pool_of_one_plays_the_same_games_as_the_table_and_a_bad_member_change
         a.set_opponent(["optimal"])
     with pytest.raises(ValueError, match="the opponent pool is empty"):
         a.set_opponent([])
-    assert a.opponent_policy == pool and len(a._pool) == 2
+    assert a.opponent_policy == tuple(pool) and len(a._pool) == 2
 
 
 def test_pool_weights_set_each_member_s_share_of_the_games():

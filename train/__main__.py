@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("preset", choices=sorted(PRESETS), metavar="PRESET", help="one of: " + ", ".join(PRESETS))
-    from train.checkpoint import MAX_TIMESTEPS
+    from train.checkpoint import MAX_THREADS, MAX_TIMESTEPS
 
     parser.add_argument("--timesteps", type=_whole(1, MAX_TIMESTEPS), help="total environment steps (default: the preset's)")
     parser.add_argument("--seed", type=_whole(0, MAX_SEED), help=f"seed for the envs, the network and PPO, 0 to {MAX_SEED} "
@@ -73,9 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("--overwrite", action="store_true", help="replace the saved run NAME, if there is one")
     parser.add_argument("--eval-every", type=_whole(1, MAX_TIMESTEPS), help="steps between exact evaluations (default: the preset's)")
     parser.add_argument("--no-early-stop", action="store_true", help="train all --timesteps even once exactly optimal")
-    parser.add_argument("--threads", type=_whole(1, 256),
-                        help="torch threads for the network (default: the preset's); a run repeats exactly "
-                             "with the same seed and the same count")
+    parser.add_argument("--threads", type=_whole(1, MAX_THREADS),
+                        help="torch threads for the network (default: the preset's; with --resume, the saved "
+                             "run's); a run repeats exactly with the same seed and the same count")
     parser.add_argument("--no-progress-bar", action="store_true", help="hide the progress bar")
     return parser
 
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         eval_every=args.eval_every,
         stop_when_optimal=preset.stop_when_optimal and not args.no_early_stop,
         progress_bar=not args.no_progress_bar,
-        torch_threads=args.threads or preset.threads,
+        torch_threads=args.threads,
     )
     try:
         train(config)

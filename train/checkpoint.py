@@ -69,6 +69,7 @@ from agents.ppo_agent import (
 STATE_FORMAT = "dice-arena-train-state"
 STATE_VERSION = 1
 MAX_TIMESTEPS = 10**12  # steps, updates and episodes a saved run may count
+MAX_THREADS = 256  # torch threads a run may ask for
 MAX_WALL_SECONDS = 10**9
 MAX_HISTORY = 100_000  # evaluations in a run's history
 MAX_PENDING_BYTES = 1 << 30  # a pending weights or state file larger than this is not ours

@@ -163,10 +163,10 @@ def pool_weights(preset: Preset) -> list[float]:
     """Each pool member's share of the games: ``opponent``, the ``pool`` bots in order, then
     the snapshots (empty for a preset without self-play); ``ValueError`` if they do not
     make a distribution."""
-    if not preset.pool and not preset.snapshots:
+    if not preset.pool and not preset.snapshots and not preset.snapshot_share:
         return []
     shares = [float(v) for v in preset.pool.values()]
-    if preset.snapshots < 0 or (preset.snapshots > 0) != (preset.snapshot_share > 0) \
+    if preset.snapshots < 0 or preset.snapshot_share < 0 or (preset.snapshots > 0) != (preset.snapshot_share > 0) \
             or (preset.snapshots > 0 and preset.snapshot_every <= 0):
         raise ValueError(f"preset {preset.name}: snapshots need a positive count, share and snapshot_every together")
     left = 1.0 - sum(shares) - preset.snapshot_share

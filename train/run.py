@@ -53,7 +53,7 @@ class RunConfig:
     eval_every: int | None = None
     stop_when_optimal: bool = True
     progress_bar: bool = True
-    torch_threads: int = 1
+    torch_threads: int | None = None  # None: the preset's, or the saved run's when resuming
     # called with the figures of each evaluation during training, once its checkpoint is
     # saved (python -m train sweep reports the exact gap to Ray Tune with it)
     on_eval: Callable[[dict[str, Any]], None] | None = None
@@ -147,20 +147,25 @@ class SelfPlay:
     The env plays a pool of tables: the preset's ``opponent``, its ``pool`` bots, then
     ``snapshots`` frozen past versions of the learner, each game drawing one in
     proportion to ``pool_weights``.  The first rollout fills every snapshot place
-    with the starting learner; then, before the first rollout after each
-    ``snapshot_every`` steps, the oldest is replaced by the learner as it is.  A
-    snapshot is the learner's exact policy table at that moment (what the solver
-    evaluates), and its weights go into the training state, so ``--resume`` plays
-    on against the same past versions."""
+    with the starting learner (the games already begun then, the env's first, play
+    ``opponent``); then, before the first rollout after each ``snapshot_every``
+    steps, the learner as it is replaces the oldest snapshot, in its place, so only
+    the games that drew that place change opponent.  A snapshot is the learner's
+    exact policy table at that moment (what the solver evaluates), and its weights
+    go into the training state, so ``--resume`` plays on against the same past
+    versions."""
 
     def __init__(self, config: RunConfig):
         preset = config.preset
         self.config = config
         self.weights = pool_weights(preset)
         options = exact_options(preset)
-        self.fixed = [agents.bot_table(preset.game, name, **options) for name in (preset.opponent, *preset.pool)]
-        self.snapshots: list[dict[str, torch.Tensor]] = []  # the learner's past weights, oldest first
+        self.fixed = ([agents.bot_table(preset.game, name, **options) for name in (preset.opponent, *preset.pool)]
+                      if self.weights else [])
+        self.snapshots: list[dict[str, torch.Tensor]] = []  # the learner's past weights, one per place
         self.tables: list[Any] = []  # their policy tables
+        self.oldest = 0  # the place the next snapshot goes to
+        self.taken = 0  # snapshots taken so far
         self.next_at = 0  # the step count at which the next snapshot is due
 
     @property
@@ -175,42 +180,54 @@ class SelfPlay:
         model.get_env().env_method("set_opponent", [*self.fixed, *self.tables], weights=self.weights)
 
     def update(self, model) -> bool:
-        """Take a snapshot if one is due (and give the env the new pool); whether one was taken."""
+        """Take a snapshot if one is due and give the env the new pool (a pool of bots
+        only is given once); whether a snapshot was taken."""
         preset = self.config.preset
-        if model.num_timesteps < self.next_at:
+        if model.num_timesteps < self.next_at or (self.taken and not preset.snapshots):
             return False
-        table = self._table(PPOAgent.from_model(model, preset.game))
-        weights = {k: v.clone() for k, v in policy_state(model.policy).items()}  # not the live tensors
-        if not self.snapshots:  # the start: every place holds the starting learner
-            self.snapshots, self.tables = [weights] * preset.snapshots, [table] * preset.snapshots
-        else:
-            self.snapshots, self.tables = [*self.snapshots[1:], weights], [*self.tables[1:], table]
+        if preset.snapshots:
+            table = self._table(PPOAgent.from_model(model, preset.game))
+            weights = {k: v.clone() for k, v in policy_state(model.policy).items()}  # not the live tensors
+            if not self.snapshots:  # the start: every place holds the starting learner
+                self.snapshots, self.tables = [weights] * preset.snapshots, [table] * preset.snapshots
+            else:
+                self.snapshots[self.oldest], self.tables[self.oldest] = weights, table
+                self.oldest = (self.oldest + 1) % preset.snapshots
+        self.taken += 1
         self.next_at = model.num_timesteps + preset.snapshot_every
         self._push(model)
-        return True
+        return bool(preset.snapshots)
 
     def state(self) -> dict[str, Any]:
-        return {"snapshots": list(self.snapshots), "next_at": int(self.next_at)}
+        return {"snapshots": list(self.snapshots), "oldest": self.oldest, "taken": self.taken,
+                "next_at": int(self.next_at)}
 
     def restore(self, model, saved: Any, where: str) -> None:
         """The pool of a resumed run, from its training state (checked: one line if wrong)."""
         preset = self.config.preset
+
+        def count(key: str, high: int) -> bool:
+            value = saved.get(key)
+            return not isinstance(value, bool) and isinstance(value, int) and 0 <= value <= high
+
         if not isinstance(saved, dict) or not isinstance(saved.get("snapshots"), list) \
                 or len(saved["snapshots"]) not in (0, preset.snapshots) \
-                or isinstance(saved.get("next_at"), bool) or not isinstance(saved.get("next_at"), int) \
-                or saved["next_at"] < 0:
+                or not (count("next_at", checkpoint.MAX_TIMESTEPS) and count("taken", checkpoint.MAX_TIMESTEPS)
+                        and count("oldest", max(preset.snapshots - 1, 0))) \
+                or (preset.snapshots and bool(saved["snapshots"]) != bool(saved["taken"])):
             raise RunError(f"--resume: {where}: self_play is not the pool of {preset.snapshots} snapshots "
                            f"the preset {preset.name} keeps")
         tables = []
         for i, weights in enumerate(saved["snapshots"]):
             policy = build_policy(preset.game, preset.policy, preset.env)
             try:
-                policy.load_state_dict(check_weights(weights, policy, Path(f"{where}: self_play snapshot {i}")))
+                policy.load_state_dict(check_weights(weights, policy, f"{where}: self_play snapshot {i}"))
             except CheckpointError as e:
                 raise RunError(f"--resume: {e}") from None
             tables.append(self._table(PPOAgent(policy, preset.game)))
-        self.snapshots, self.tables, self.next_at = list(saved["snapshots"]), tables, saved["next_at"]
-        if self.snapshots:
+        self.snapshots, self.tables = list(saved["snapshots"]), tables
+        self.oldest, self.taken, self.next_at = saved["oldest"], saved["taken"], saved["next_at"]
+        if self.taken:
             self._push(model)
 
 
@@ -221,12 +238,10 @@ class SelfPlayCallback(BaseCallback):
     def __init__(self, self_play: SelfPlay):
         super().__init__()
         self.self_play = self_play
-        self.taken = 0
 
     def _on_rollout_start(self) -> None:
         if self.self_play.update(self.model):
-            self.taken += 1
-            self.logger.record("train/snapshots", self.taken)
+            self.logger.record("train/snapshots", self.self_play.taken)
 
     def _on_step(self) -> bool:
         return True
@@ -400,12 +415,21 @@ def prepare(config: RunConfig) -> tuple[RunConfig, dict[str, Any] | None]:
         if existing and not config.overwrite:
             raise RunError(f"{existing[0]} already exists: a run named {config.name!r} was saved there; continue it "
                            "with --resume, replace it with --overwrite, or pick another --name")
-        return replace(config, seed=0 if config.seed is None else config.seed), None
+        return replace(config, seed=0 if config.seed is None else config.seed,
+                       torch_threads=config.torch_threads or config.preset.threads), None
     meta = checkpoint.read_saved_meta(config.checkpoint_dir, config.name, config.preset)
     if config.seed is not None and config.seed != meta["seed"]:
         raise RunError(f"--resume: run {config.name!r} was trained with --seed {meta['seed']}, not {config.seed}; "
                        f"leave --seed out to continue it")
-    return replace(config, seed=meta["seed"]), meta
+    threads = meta.get("threads", 1)  # runs saved before threads were recorded used one
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= checkpoint.MAX_THREADS:
+        raise RunError(f"--resume: {config.checkpoint_dir / config.name}.json: threads is {threads!r}; "
+                       f"it must be a whole number from 1 to {checkpoint.MAX_THREADS}")
+    if config.torch_threads is not None and config.torch_threads != threads:
+        raise RunError(f"--resume: run {config.name!r} was trained with --threads {threads}, not "
+                       f"{config.torch_threads} (a run repeats exactly only with the same count); "
+                       f"leave --threads out to continue it")
+    return replace(config, seed=meta["seed"], torch_threads=threads), meta
 
 
 def train(config: RunConfig) -> dict[str, Any]:
@@ -415,9 +439,9 @@ def train(config: RunConfig) -> dict[str, Any]:
     if config.resume and not config.checkpoint_dir.is_dir():
         raise RunError(f"--resume: no saved run at {config.checkpoint_dir / config.name}.json "
                        f"(no folder {config.checkpoint_dir}; train once without --resume first)")
-    torch.set_num_threads(config.torch_threads)
     with checkpoint.RunLock(config.checkpoint_dir, config.name):
         config, meta = prepare(config)
+        torch.set_num_threads(config.torch_threads)
         return _train(config, meta)
 
 
