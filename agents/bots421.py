@@ -27,10 +27,10 @@ from envs import game421 as g
 
 N_HANDS = len(g.HANDS)  # 56; a hand's index in HANDS is its rank
 N_KEEPS = len(g.KEEPS)  # 28
-VALUE = np.array([g.hand_value(h) for h in g.HANDS], dtype=float)
+VALUE = codec421.HAND_VALUES.astype(float)
 
 KEEP_TRANSITIONS = codec421.KEEP_TRANSITIONS  # [k, h]: P(hand h | keep KEEPS[k])
-FIRST_ROLL = KEEP_TRANSITIONS[g.KEEPS.index(())]  # all three dice
+FIRST_ROLL = codec421.FIRST_ROLL  # all three dice
 # KEEP_LEGAL[h, k]: the hand holds the kept values.
 KEEP_LEGAL = codec421.MASKS[0][:, 1:]
 # P(a first roll ranks at most h): how good a hand is, as a percentile of one roll.

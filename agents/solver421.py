@@ -79,10 +79,10 @@ from envs.policy421 import FOLLOWER_DECISION_INDEX, FOLLOWER_DECISIONS, FOLLOWER
 N_HANDS = len(g.HANDS)  # 56; a hand's index in HANDS is its rank
 N_KEEPS = len(g.KEEPS)  # 28
 N_ACTIONS = g.N_ACTIONS  # 29: STOP, then 1 + keep index
-VALUE = np.array([g.hand_value(h) for h in g.HANDS], dtype=np.int64)
+VALUE = codec421.HAND_VALUES
 
 T = codec421.KEEP_TRANSITIONS  # [k, h]: P(the new hand is HANDS[h] | keep KEEPS[k], reroll the other dice)
-FIRST_ROLL = T[g.KEEPS.index(())]  # all three dice
+FIRST_ROLL = codec421.FIRST_ROLL  # all three dice
 # The legal keep indices of each hand (at most 1 + 3 + 3), padded with "reroll all".
 _MAX_KEEPS = int(FOLLOWER_LEGAL.sum(1).max())
 KEEPS_OF = np.zeros((N_HANDS, _MAX_KEEPS), dtype=np.int64)

@@ -75,8 +75,8 @@ for _k, _keep in enumerate(g.KEEPS):
 
 
 # --- the chance of a game (no decisions; the exact solver and the batched env share it) ---
-_FIRST_ROLL = KEEP_TRANSITIONS[g.KEEPS.index(())]  # all three dice
-_VALUE = np.array([g.hand_value(h) for h in g.HANDS], dtype=np.int64)
+FIRST_ROLL = KEEP_TRANSITIONS[g.KEEPS.index(())]  # P(each hand) when all three dice are rolled
+HAND_VALUES = np.array([g.hand_value(h) for h in g.HANDS], dtype=np.int64)  # tokens each hand is worth
 
 
 def rampo_first_loses() -> float:
@@ -85,8 +85,8 @@ def rampo_first_loses() -> float:
     One RAMPO roll each: the first roller loses with q, ties with s; on a tie the
     order flips (the tie maker, who rolled later, rolls first), so a = q + s (1 - a).
     """
-    first_lower = float(_FIRST_ROLL @ np.triu(np.ones((len(g.HANDS), len(g.HANDS))), 1) @ _FIRST_ROLL)
-    tie = float(_FIRST_ROLL @ _FIRST_ROLL)
+    first_lower = float(FIRST_ROLL @ np.triu(np.ones((len(g.HANDS), len(g.HANDS))), 1) @ FIRST_ROLL)
+    tie = float(FIRST_ROLL @ FIRST_ROLL)
     return (first_lower + tie) / (1.0 + tie)
 
 
@@ -100,11 +100,11 @@ def charge_outcomes(pot: int) -> np.ndarray:
     P = pot
     # One charge round: the first player rolls, then the second.
     rank_lt = np.arange(len(g.HANDS))[:, None] < np.arange(len(g.HANDS))[None, :]
-    joint = np.outer(_FIRST_ROLL, _FIRST_ROLL)  # [first's hand, second's hand]
+    joint = np.outer(FIRST_ROLL, FIRST_ROLL)  # [first's hand, second's hand]
     takes = np.zeros((2, 11))  # takes[who, due]
     for due in range(1, 11):
-        takes[0, due] = joint[rank_lt & (_VALUE[None, :] == due)].sum()  # first is lower
-        takes[1, due] = joint[rank_lt.T & (_VALUE[:, None] == due)].sum()  # second is lower
+        takes[0, due] = joint[rank_lt & (HAND_VALUES[None, :] == due)].sum()  # first is lower
+        takes[1, due] = joint[rank_lt.T & (HAND_VALUES[:, None] == due)].sum()  # second is lower
     tie = float(np.trace(joint))
     # RAMPO: the second player made the tie and rolls first.
     takes[1, 1] += tie * RAMPO_FIRST_LOSES

@@ -69,7 +69,7 @@ AGENT, OPP = 0, 1
 CHARGE, DISCHARGE, OVER = (codec421.PHASE_CODE[p] for p in (g.CHARGE, g.DISCHARGE, g.OVER))
 N_HANDS = len(g.HANDS)
 NO_HAND = -1
-VALUE = np.array([g.hand_value(h) for h in g.HANDS], dtype=np.int64)
+VALUE = codec421.HAND_VALUES
 # Dice of each hand, high to low; row NO_HAND (-1, the last) is 0 0 0 ("no hand" in an observation).
 HAND_DICE = np.array([*g.HANDS, (0, 0, 0)], dtype=np.int64)
 KEEP_LEN = np.array([len(k) for k in g.KEEPS], dtype=np.int64)
@@ -227,13 +227,12 @@ class Vec421Env(BatchedVecEnv):
         if not pool:
             raise ValueError("the opponent pool is empty: give at least one Policy421 table")
         prepared = [self._prepare(policy, i if is_pool else None) for i, policy in enumerate(pool)]
-        cdf = None
-        if weights is not None:
-            w = np.asarray(weights, dtype=np.float64) if np.ndim(weights) == 1 else None
-            if w is None or len(w) != len(pool) or not np.all(np.isfinite(w) & (w >= 0)) or w.sum() <= 0:
-                raise ValueError(f"pool weights must be {len(pool)} finite non-negative numbers, not all 0; "
-                                 f"got {weights!r}")
-            cdf = np.cumsum(w / w.sum())
+        w = np.ones(len(pool)) if weights is None else (
+            np.asarray(weights, dtype=np.float64) if np.ndim(weights) == 1 else None)
+        if w is None or len(w) != len(pool) or not np.all(np.isfinite(w) & (w >= 0)) or w.sum() <= 0:
+            raise ValueError(f"pool weights must be {len(pool)} finite non-negative numbers, not all 0; "
+                             f"got {weights!r}")
+        cdf = np.cumsum(w / w.sum())
         if len(pool) != len(getattr(self, "_pool", pool)):
             self.opp_index[:] = 0  # a pool of another size: draws start again with the next games
         self.opponent_policy = pool if is_pool else pool[0]  # a pool as a tuple: the caller's list may change
@@ -241,13 +240,14 @@ class Vec421Env(BatchedVecEnv):
 
     def _draw_opponents(self, rows: np.ndarray) -> None:
         """Each new game's opponent from the pool (nothing is drawn for a single table)."""
-        if len(self._pool) == 1:
-            return
-        if self._pool_cdf is None:
-            self.opp_index[rows] = self.rng.integers(len(self._pool), size=len(rows))
-        else:  # the first member whose cdf passes a uniform draw: never one of weight 0
-            x = self.rng.random(len(rows)) * self._pool_cdf[-1]
-            self.opp_index[rows] = np.minimum(np.searchsorted(self._pool_cdf, x, side="right"), len(self._pool) - 1)
+        if len(self._pool) > 1:
+            self.opp_index[rows] = self._draw(self._pool_cdf, len(rows))
+
+    def _draw(self, cdf: np.ndarray, n: int) -> np.ndarray:
+        """``n`` indices drawn from the cumulative distribution ``cdf``: for x in (0, total],
+        the first index whose cdf reaches x, so never one without probability."""
+        x = np.maximum(self.rng.random(n), TINY) * cdf[-1]
+        return np.minimum(np.searchsorted(cdf, x), len(cdf) - 1)
 
     def _prepare(self, policy: Any, place: int | None) -> tuple[Policy421, np.ndarray | None, np.ndarray | None]:
         """A checked table and, if it is one-hot, its actions for lookups."""
@@ -300,9 +300,9 @@ class Vec421Env(BatchedVecEnv):
     # --- dice -----------------------------------------------------------------
     def _rolls(self, rows: np.ndarray, count, n_rolls: int) -> np.ndarray:
         """(len(rows), n_rolls) codes of three dice, of which row i uses the first
-        ``count()`` dice (an int or one per row; asked only of scripted dice)."""
-        if self._dice_override is not None:  # only scripted dice need the count (lazy: it costs a lookup)
-            dice = self._dice_override.roll(rows, count(), 3 * n_rolls).reshape(len(rows), n_rolls, 3)
+        ``count`` dice (an int or one per row)."""
+        if self._dice_override is not None:
+            dice = self._dice_override.roll(rows, count, 3 * n_rolls).reshape(len(rows), n_rolls, 3)
             return dice[..., 0] * 36 + dice[..., 1] * 6 + dice[..., 2]
         # Random rolls come from a buffer of codes drawn from self.rng in large chunks: three
         # i.i.d. dice per code (a uniform code is three uniform dice), without the per-call
@@ -317,12 +317,12 @@ class Vec421Env(BatchedVecEnv):
 
     def _roll_pair(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Two players roll all three dice once, one after the other: their ranks."""
-        ranks = ROLL_RANK[self._rolls(rows, lambda: 6, 2)]
+        ranks = ROLL_RANK[self._rolls(rows, 6, 2)]
         return ranks[:, 0], ranks[:, 1]
 
     def _roll_keeps(self, rows: np.ndarray, keeps) -> None:
         """The rollers keep ``KEEPS[keeps]`` (indices into KEEPS) and roll the other dice."""
-        self.hand[rows] = KEEP_ROLL_RANK[keeps, self._rolls(rows, lambda: 3 - KEEP_LEN[keeps], 1)[:, 0]]
+        self.hand[rows] = KEEP_ROLL_RANK[keeps, self._rolls(rows, 3 - KEEP_LEN[keeps], 1)[:, 0]]
         self.used[rows] += 1
 
     def _first_rolls(self, rows: np.ndarray, who: np.ndarray, allowed) -> None:
@@ -330,7 +330,7 @@ class Vec421Env(BatchedVecEnv):
         self.cur[rows] = who
         self.allowed[rows] = allowed
         self.used[rows] = 1
-        self.hand[rows] = ROLL_RANK[self._rolls(rows, lambda: 3, 1)[:, 0]]
+        self.hand[rows] = ROLL_RANK[self._rolls(rows, 3, 1)[:, 0]]
 
     def _rampo(self, rows: np.ndarray, first_roller: np.ndarray) -> np.ndarray:
         """H6 for two players: who loses the RAMPO.  ``first_roller`` (the tie maker)
@@ -371,9 +371,7 @@ class Vec421Env(BatchedVecEnv):
         lead): the first player's tokens and the last taker."""
         if self._charge_cdf is None:
             self._charge_cdf = np.cumsum(codec421.charge_outcomes(self.pot).reshape(-1))
-        # x in (0, total]: the first outcome whose cdf reaches x has probability on it
-        x = np.maximum(self.rng.random(n), TINY) * self._charge_cdf[-1]
-        outcome = np.minimum(np.searchsorted(self._charge_cdf, x), len(self._charge_cdf) - 1)
+        outcome = self._draw(self._charge_cdf, n)
         by_first, held = outcome // (self.pot + 1) == 0, outcome % (self.pot + 1)  # who took last, holding
         return np.where(by_first, held, self.pot - held), np.where(by_first, first, 1 - first)
 
