@@ -24,7 +24,8 @@ def agent_names(game: str) -> tuple[str, ...]:
 
 
 def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
-    """An agent by name: a bot, the shipped trained bot (``ppo-420``, ``ppo-421``) or a checkpoint path."""
+    """An agent by name: a bot, the shipped trained bot (``ppo-420``, ``ppo-421``), a checkpoint
+    path, or the path of a bot file of the game's own kind (421: a ``.npz`` reply file)."""
     spec = games.get(game)
     if not isinstance(name, str) or not name:
         raise ValueError(f"an agent name is a bot name or a checkpoint path, got {name!r}")
@@ -38,6 +39,8 @@ def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
             raise ValueError(f"the shipped bot {name} is missing: no {path} (train one with: python -m train {name} --name {name})")
     else:
         path = Path(name)
+        if path.suffix in spec.bot_files:
+            return games.load(spec.bot_files[path.suffix])(path)
         if path.suffix == "" and path.with_suffix(".pt").exists():
             path = path.with_suffix(".pt")
         if not path.exists():

@@ -184,19 +184,27 @@ class _Round:
     prob: np.ndarray  # (E,) probability of the move given the pattern
 
 
+@lru_cache(maxsize=8)
+def discharge_states(n_players: int, pot: int) -> tuple[tuple[tuple[int, ...], int], ...]:
+    """The discharge states of a table, in ``Layout``'s order: (tokens of every seat, at
+    least two seats holding some; the leader, a seat that holds some)."""
+    if n_players not in (2, 3):
+        raise ValueError(f"421 is played by 2 or 3 players, got {n_players!r}")
+    states = []
+    for tokens in product(range(pot), repeat=n_players):
+        if sum(tokens) == pot and sum(t > 0 for t in tokens) >= 2:
+            states += [(tokens, leader) for leader in range(n_players) if tokens[leader] > 0]
+    return tuple(states)
+
+
 class Layout:
     """The discharge states of a table of ``n_players`` with pot ``pot``: the tokens of
     every seat (at least two seats holding some) and the leader (a seat that holds some).
     Index ``S + seat`` (S = number of states) stands for "the game is over, ``seat`` lost"."""
 
     def __init__(self, n_players: int, pot: int):
-        if n_players not in (2, 3):
-            raise ValueError(f"421 is played by 2 or 3 players, got {n_players!r}")
         self.n, self.pot = n_players, int(g.check_options(pot=pot)["pot"])
-        self.states: list[tuple[tuple[int, ...], int]] = []
-        for tokens in product(range(self.pot), repeat=self.n):
-            if sum(tokens) == self.pot and sum(t > 0 for t in tokens) >= 2:
-                self.states += [(tokens, leader) for leader in range(self.n) if tokens[leader] > 0]
+        self.states = discharge_states(n_players, self.pot)
         self.index = {state: i for i, state in enumerate(self.states)}
         self.S = len(self.states)
         self.rounds = [self._round(tokens, leader) for tokens, leader in self.states]

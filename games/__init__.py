@@ -71,7 +71,10 @@ class GameSpec:
     observation_bounds: Callable[..., tuple[Any, Any, tuple[int, ...]]] = None  # (n_players, **options)
     # agents (agents/): bot name -> "module:factory"; factories take ``seed=`` when they need one
     bots: Mapping[str, str] = field(default_factory=dict)
-    two_player_bots: frozenset[str] = frozenset()  # bots that only play heads-up
+    # bots that play some table sizes only: name -> those numbers of players
+    bot_players: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    # bots kept in files of their own kind: suffix -> "module:factory" taking the path
+    bot_files: Mapping[str, str] = field(default_factory=dict)
     shipped: str = ""  # the shipped trained bot, "ppo-420"
     suggested_bot: str = "random"  # what to suggest when the shipped bot cannot load
     exact: str = ""  # module with the exact two-player evaluator
@@ -138,10 +141,22 @@ class GameSpec:
         return (*self.bots, self.shipped) if self.shipped else tuple(self.bots)
 
     def bots_for(self, n_players: int) -> tuple[str, ...]:
-        return tuple(b for b in self.bots if n_players == 2 or b not in self.two_player_bots)
+        return tuple(b for b in self.bots if self.plays(b, n_players))
+
+    def plays(self, bot: str, n_players: int) -> bool:
+        """Whether ``bot`` plays a table of ``n_players`` (every bot not in ``bot_players`` does)."""
+        return n_players in self.bot_players.get(bot, (n_players,))
+
+    def why_not(self, bot: str, n_players: int) -> str:
+        """Why ``bot`` cannot sit at a table of ``n_players``, in words ("" when it can)."""
+        if self.plays(bot, n_players):
+            return ""
+        words = " or ".join(PLAYER_WORDS.get(n, str(n)) for n in self.bot_players[bot])
+        return f"the {bot} {self.name} bot is made for {words} players only, not {n_players}"
 
 
 REGISTRY: dict[str, GameSpec] = {}
+PLAYER_WORDS = {2: "two", 3: "three", 4: "four"}
 
 
 def register(spec: GameSpec) -> GameSpec:
@@ -216,10 +231,12 @@ register(GameSpec(
         "greedy421": "agents.bots421:Greedy421Agent",
         "cautious": "agents.bots421:CautiousAgent",
         "optimal": "agents.solver421:OptimalAgent421",
+        "exact3": "agents.reply421:ReplyAgent421",
     },
-    two_player_bots=frozenset({"optimal"}),
+    bot_players={"optimal": (2,), "exact3": (3,)},
+    bot_files={".npz": "agents.reply421:ReplyAgent421"},  # python -m agents.reply421 --out FILE.npz
     shipped="ppo-421",
-    default_bot={2: "ppo-421", 3: "ppo-421"},
+    default_bot={2: "ppo-421", 3: "exact3"},
     finish_ranking="tied",  # leaving first gains nothing, and two may leave at once (H3)
     exact_tables={2: "play.tournament:exact_heads_up_421"},
     suggested_bot="heuristic",

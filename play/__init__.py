@@ -66,7 +66,7 @@ def one_torch_thread() -> None:
         torch.set_num_threads(1)
 
 
-CHECKPOINT_SUFFIXES = (".pt", ".json")
+CHECKPOINT_SUFFIXES = (".pt", ".json", ".npz")  # .npz: a 421 reply file (agents.reply421)
 
 
 def _check_path(name: str, option: str) -> None:
@@ -97,6 +97,18 @@ def one_line(text: str, limit: int = 240) -> str:
     return (text[: end + 1] if end > 0 else text[:limit].rstrip()) + " ..."
 
 
+def check_table(agent: Agent, name: str, option: str, players: int, options: dict) -> None:
+    """Raise :class:`AgentLoadError` when the agent says it cannot play this table (an
+    agent built for some tables only, e.g. the three-player 421 reply at another pot,
+    has ``check_table(n_players, **options)``)."""
+    check = getattr(agent, "check_table", None)
+    if callable(check):
+        try:
+            check(players, **options)
+        except ValueError as e:
+            raise AgentLoadError(f"{option} {name}: {e}") from None
+
+
 def check_fit(game: str, agent: Agent, name: str, option: str, players: int, options: dict,
               exact: bool = False) -> str:
     """Whether a trained agent (a checkpoint) can play this table.
@@ -107,6 +119,7 @@ def check_fit(game: str, agent: Agent, name: str, option: str, players: int, opt
     ones asked for.  Returns a warning line (else "") when it will play with
     options it was not trained for.  Agents without training metadata pass.
     """
+    check_table(agent, name, option, players, options)
     metadata = getattr(agent, "metadata", None)
     space = getattr(getattr(agent, "policy", None), "observation_space", None)
     if not isinstance(metadata, dict) or not metadata:

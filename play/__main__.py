@@ -257,8 +257,8 @@ def _all_option_names() -> set[str]:
 
 def _check_bots_for(spec: games.GameSpec, names: Sequence[str], players: int) -> None:
     for name in names:
-        if name in spec.two_player_bots and players != 2:
-            raise UsageError(f"the {name} {spec.name} bot is solved for two players only; with {players} players use another bot")
+        if not spec.plays(name, players):
+            raise UsageError(f"{spec.why_not(name, players)}; use another bot")
 
 
 def cmd_play(args, out: TextIO, input_fn: Callable[[str], str], err: Optional[TextIO] = None) -> int:
@@ -339,8 +339,8 @@ def _agents_to_evaluate(game: str, name: str, seed: Optional[int], out: TextIO, 
         return [(_label(name), agent)]
     found = []
     for n in spec.agent_names:
-        if n in spec.two_player_bots and players != 2:
-            print(wrap(f"(skipping {n}: it plays two-player games only)"), file=out)
+        if not spec.plays(n, players):
+            print(wrap(f"(skipping {n}: {spec.why_not(n, players)})"), file=out)
             continue
         try:
             agent = load_agent(game, n, seed, option="--agent")

@@ -65,7 +65,7 @@ def evaluate(rows: list[tuple[str, object]], exact: bool, n_games: int, seed: in
         print_exact(rows, out, pot)
         return
     progress = progress_printer(err) if err is not None else None
-    bots = list(games.get("421").bots)
+    bots = list(games.get("421").bots_for(2))
     print(wrap(f"421, simulated: each agent against each built-in bot ({', '.join(bots)}), "
                f"{n_games} two-player games each (pot {pot}, seed {seed}), moving first in half of them. "
                "A win is not losing.", indent=""), file=out)

@@ -111,9 +111,8 @@ def _agent_names(text: str, spec: games.GameSpec, players: int) -> list[str]:
         raise UsageError(f"--agents: {len(names)} agent{'s' if len(names) != 1 else ''} for tables of "
                          f"{players} players; list at least {players}")
     for name in names:
-        if name in spec.two_player_bots and players != 2:
-            raise UsageError(f"--agents: the {name} {spec.name} bot is solved for two players only; "
-                             f"with {players} players use another bot")
+        if not spec.plays(name, players):
+            raise UsageError(f"--agents: {spec.why_not(name, players)}; use another bot")
     return names
 
 

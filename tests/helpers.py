@@ -14,4 +14,4 @@ def played(game: str, agents, seed=None, first_player=None, **options):
     return play_out(table, agents, spec.codec)
 
 
-BOT_NAMES_421 = tuple(b for b in games.get("421").bots if b not in games.get("421").two_player_bots)
+BOT_NAMES_421 = tuple(b for b in games.get("421").bots if b not in games.get("421").bot_players)  # every table

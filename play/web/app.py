@@ -264,14 +264,14 @@ def _check_new_game(body: NewGame) -> tuple[games.GameSpec, str, list[str], int,
                             f"or {players - 1} (one per other seat)")
     for name in bots:
         if name not in allowed:
-            if name in spec.two_player_bots:
-                why = f"the {name} {spec.name} bot plays two-player games only"
+            if name in spec.bots and not spec.plays(name, players):
+                why = spec.why_not(name, players)
             elif name == spec.shipped:
                 why = f"the trained bot {name} cannot play a table of {players} (or is not installed)"
             else:
                 why = f"unknown bot {name[:40]!r}"
             raise ApiError(422, f"{why}; bots for {players} players: {', '.join(allowed)}")
-        if name in spec.two_player_bots and options.get("pot", 0) > coach.MAX_COACH_POT:
+        if spec.bot_players.get(name) == (2,) and options.get("pot", 0) > coach.MAX_COACH_POT:
             raise ApiError(422, f"the {name} {spec.name} bot solves pots up to {coach.MAX_COACH_POT} tokens here")
     seat = body.seat if body.seat is not None else secrets.randbelow(players)
     if not 0 <= seat < players:

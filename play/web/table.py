@@ -23,7 +23,7 @@ from envs import game420 as g420
 from envs import game421 as g421
 from envs.dice import RandomDice
 from envs.engine import IllegalAction
-from play import derive_seed
+from play import check_table, derive_seed
 from play.session import Session
 from play.web import coach
 
@@ -388,7 +388,9 @@ class WebGame:
         for i, name in enumerate(bot_names):
             s = (seat + 1 + i) % n
             by_seat[s] = name
-            agents_by_seat[s] = RecordingAgent(agent_for(name, derive_seed(seed, 1 + i)), s, actions)
+            agent = agent_for(name, derive_seed(seed, 1 + i))
+            check_table(agent, name, "bots", n, options)
+            agents_by_seat[s] = RecordingAgent(agent, s, actions)
         dice = RecordingDice(RandomDice(seed))
         labels = ["" if s == seat else by_seat[s] for s in range(n)]
         session = Session(spec.name, agents_by_seat, seat, dice, labels=labels, **options)
