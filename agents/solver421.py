@@ -641,16 +641,34 @@ if __name__ == "__main__":
 # ---------------------------------------------------------------- training reports
 
 
+_REPLY_VALUES: dict[int, tuple[Policy421, float]] = {}  # id(table) -> (table, its best reply's P(win))
+
+
+def reply_value(table: Policy421) -> float:
+    """P(the exact best reply beats ``table``), cached for the tables training evaluates
+    against every time (the bots' tables, themselves cached by ``agents.bot_table``)."""
+    kept = _REPLY_VALUES.get(id(table))
+    if kept is None or kept[0] is not table:
+        kept = _REPLY_VALUES[id(table)] = (table, best_reply(table).value)
+    return kept[1]
+
+
+def _pp(x: float) -> float:
+    return 0.0 if abs(x) < 1e-12 else 100.0 * x
+
+
 def exact_figures(agent, opponents: dict[str, Policy421], pot: int = 15) -> dict:
     """The exact figures training logs for a two-player agent (charge and seat draw
-    included): P(win) against each opponent table (``"optimal"`` among them) and
-    the gap to 1/2 in pp."""
+    included): P(win) against each opponent table (``"optimal"`` among them), the gap
+    to 1/2 in pp, its regret at its own table (``exploitability_pp``: what a best reply
+    to it gains) and at the table of each other opponent (``regret_vs_NAME_pp``: what
+    the best reply to that opponent wins more than the agent does)."""
     table = policy_table(agent, pot)
     figures = {f"vs_{name}": evaluate(table, opponent) for name, opponent in opponents.items()}
-    gap = 0.5 - figures["vs_optimal"]
-    exploit = best_reply(table).value - 0.5  # the agent's regret at its own table: what a best reply gains
-    return {**figures, "gap_pp": 0.0 if abs(gap) < 1e-12 else 100.0 * gap,
-            "exploitability_pp": 0.0 if abs(exploit) < 1e-12 else 100.0 * exploit, "optimal": False}
+    regrets = {f"regret_vs_{name}_pp": _pp(reply_value(opponent) - figures[f"vs_{name}"])
+               for name, opponent in opponents.items() if name != "optimal"}  # vs optimal: the gap
+    return {**figures, "gap_pp": _pp(0.5 - figures["vs_optimal"]), **regrets,
+            "exploitability_pp": _pp(best_reply(table).value - 0.5), "optimal": False}
 
 
 def format_figures(name: str, figures: dict, opponents, pot: int = 15) -> list[str]:
@@ -658,7 +676,9 @@ def format_figures(name: str, figures: dict, opponents, pot: int = 15) -> list[s
     return [
         f"exact win probability, two players, pot {pot} (charge and seat draw included)",
         f"  vs optimal     {figures['vs_optimal']:.6f}   (optimal vs optimal: 0.5; gap {figures['gap_pp']:.4f} pp)",
-        *(f"  vs {o:<11} {figures[f'vs_{o}']:.6f}" for o in opponents if o != "optimal"),
+        *(f"  vs {o:<11} {figures[f'vs_{o}']:.6f}"
+          + (f"   (regret {figures[f'regret_vs_{o}_pp']:.4f} pp)" if f"regret_vs_{o}_pp" in figures else "")
+          for o in opponents if o != "optimal"),
         *([f"  a best reply to it wins {0.5 + figures['exploitability_pp'] / 100:.6f} "
            f"(exploitable by {figures['exploitability_pp']:.4f} pp)"] if "exploitability_pp" in figures else []),
     ]

@@ -408,15 +408,18 @@ def test_exact_figures_and_their_table_are_the_exact_evaluations():
     figures = s.exact_figures(Greedy421Agent(), opponents, pot)
     vs_opt, vs_rand = s.evaluate(greedy, opponents["optimal"]), s.evaluate(greedy, opponents["random"])
     exploit = s.best_reply(greedy).value - 0.5  # its regret at its own table: what a best reply gains
+    regret = s.best_reply(opponents["random"]).value - vs_rand  # what it leaves on the table against random
     assert figures == {"vs_optimal": vs_opt, "vs_random": vs_rand, "gap_pp": 100.0 * (0.5 - vs_opt),
-                       "exploitability_pp": 100.0 * exploit, "optimal": False}
+                       "regret_vs_random_pp": 100.0 * regret, "exploitability_pp": 100.0 * exploit,
+                       "optimal": False}
+    assert regret > 0  # greedy421 is not the best reply to random
     assert 0 < figures["gap_pp"] < 50
     # a best reply gains at least what the optimal bot gains against it (the optimum is one reply)
     assert exploit >= 0.5 - vs_opt - 1e-12
     assert s.format_figures("greedy", figures, list(opponents), pot) == [
         f"exact win probability, two players, pot {pot} (charge and seat draw included)",
         f"  vs optimal     {vs_opt:.6f}   (optimal vs optimal: 0.5; gap {100 * (0.5 - vs_opt):.4f} pp)",
-        f"  vs random      {vs_rand:.6f}",
+        f"  vs random      {vs_rand:.6f}   (regret {100 * regret:.4f} pp)",
         f"  a best reply to it wins {0.5 + exploit:.6f} (exploitable by {100 * exploit:.4f} pp)",
     ]
     assert s.format_figures("greedy", figures, list(opponents))[0].endswith("pot 15 (charge and seat draw included)")

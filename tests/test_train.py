@@ -141,7 +141,9 @@ def test_ppo421_smoke_run_logs_exact_evaluation_and_saves_a_playable_checkpoint(
             "--no-progress-bar"]
     assert train_main(args) == 0
     tags = tags_in(tmp_path / "runs")
-    expected = {"eval/vs_optimal", "eval/gap_pp", "eval/vs_heuristic", "eval/vs_greedy421", "eval/vs_cautious", "eval/vs_random"}
+    bots = ("heuristic", "greedy421", "cautious", "random")
+    expected = {"eval/vs_optimal", "eval/gap_pp", "eval/exploitability_pp", *(f"eval/vs_{b}" for b in bots),
+                *(f"eval/regret_vs_{b}_pp" for b in bots)}
     assert expected <= tags, expected - tags
     meta = json.loads((tmp_path / "ck" / "smoke421.json").read_text())
     assert meta["game"] == "421" and meta["env"] == {"n_players": 2, "pot": 15}

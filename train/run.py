@@ -35,7 +35,7 @@ from train.fast import BatchedMaskablePPO, EpisodeMonitor
 from train.presets import Preset, gae_lambda_schedule, pool_weights
 
 # the exact figures logged to TensorBoard (eval/KEY) and kept in a checkpoint's metadata
-LOGGED_FIGURES = ("vs_", "gap_", "suboptimal_", "exploitability_")
+LOGGED_FIGURES = ("vs_", "gap_", "suboptimal_", "exploitability_", "regret_")
 DEFAULT_LOGDIR = Path("runs")  # python -m train's --logdir default (a continue-with command leaves it out)
 
 
