@@ -369,8 +369,9 @@ def table_figures(reply, names: Sequence[str] = HEURISTICS, pot: int | None = No
         out[key] = [{"name": f.name, "not_losing": f.not_losing, "best_reply": f.best_reply,
                      "regret_pp": f.regret_pp} for f in seats]
         if log:
-            log(f"{key}: " + "  ".join(f"{f.name} {f.not_losing:.6f} (regret {f.regret_pp:.4f} pp)" for f in seats)
-                + f"  [{seconds:.0f} s]")
+            log(f"table {', '.join((NAME, a, b))} ({seconds:.0f} s): P(not losing), regret")
+            for f in seats:
+                log(f"  {f.name:<10} {f.not_losing:.6f}  {f.regret_pp:7.4f} pp")
     return out
 
 
@@ -389,24 +390,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-figures", action="store_true",
                         help="skip its exact figures at the tables with the heuristics (minutes at pot 15)")
     args = parser.parse_args(argv)
+    import games
     from agents import make_agent
+
+    def error(message: str) -> int:
+        print(f"python -m agents.reply421: error: {message}", file=sys.stderr)
+        return 2
 
     try:
         g.check_options(pot=args.pot)
-        make_agent("421", args.versus, seed=0)
+        if args.versus in games.get("421").bots and not games.get("421").plays(args.versus, N_PLAYERS):
+            return error(f"--versus: {games.get('421').why_not(args.versus, N_PLAYERS)}")
+        versus = make_agent("421", args.versus, seed=0)
+        getattr(versus, "check_table", lambda *a, **k: None)(N_PLAYERS, pot=args.pot)
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return error(str(e))
     out = Path(args.out)
     if out.suffix != ".npz":
-        print(f"error: --out {out}: a reply file ends in .npz", file=sys.stderr)
-        return 2
+        return error(f"--out {out}: a reply file ends in .npz")
+    if not out.parent.is_dir():
+        return error(f"--out {out}: no folder {out.parent}")
     start = time.perf_counter()
     tables, reply, opponent = build(args.pot, args.versus)
-    print(f"best reply to two {args.versus} bots at pot {args.pot}: P(not losing) {reply.value:.6f}, "
-          f"{reply.iterations} policy iterations, {reply.seconds:.0f} s", flush=True)
+    print(f"the best reply to two {args.versus} bots, pot {args.pot}: P(not losing) {reply.value:.6f}\n"
+          f"  ({reply.iterations} policy iterations, {reply.seconds:.0f} s)", flush=True)
     if not args.no_figures:
-        save(tables, out.with_name(f".{out.stem}.building.npz"))  # a readable agent for the figures
+        try:
+            save(tables, out.with_name(f".{out.stem}.building.npz"))  # a readable agent for the figures
+        except OSError as e:
+            return error(f"--out {out}: cannot write in {out.parent} ({e.strerror or e})")
         agent = ReplyAgent421(out.with_name(f".{out.stem}.building.npz"), NAME)
         names = [n for n in HEURISTICS if n != args.versus]
         known = {args.versus: opponent} if args.versus in HEURISTICS else {}
@@ -415,9 +427,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for suffix in (".npz", ".json"):
             out.with_name(f".{out.stem}.building{suffix}").unlink(missing_ok=True)
     tables.metadata["seconds"] = round(time.perf_counter() - start, 1)
-    save(tables, out)
-    print(f"wrote {out} and {out.with_suffix('.json')} ({out.stat().st_size:,} bytes) in "
-          f"{time.perf_counter() - start:.0f} s")
+    try:
+        save(tables, out)
+    except OSError as e:
+        return error(f"--out {out}: cannot write it ({e.strerror or e})")
+    print(f"wrote {out} ({out.stat().st_size:,} bytes)\n  and {out.with_suffix('.json')}, "
+          f"in {time.perf_counter() - start:.0f} s")
     return 0
 
 

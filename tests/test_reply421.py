@@ -210,10 +210,14 @@ def test_the_build_command_writes_a_bot_with_its_figures(tmp_path, capsys):
     own = figures["exact3,exact3,exact3"]
     assert [s["not_losing"] for s in own] == pytest.approx([2 / 3] * 3, abs=1e-12)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["three.json", "three.npz"]
-    assert "wrote" in capsys.readouterr().out
-    assert r.main(["--pot", "0", "--out", str(out)]) == 2
-    assert r.main(["--out", str(tmp_path / "x.pt")]) == 2
-    assert "a reply file ends in .npz" in capsys.readouterr().err
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[-2].startswith("wrote ") and all(len(line) <= 80 for line in printed[:-2])  # then the paths
+    for argv, why in ((["--pot", "0"], "pot"), (["--out", str(tmp_path / "x.pt")], "a reply file ends in .npz"),
+                      (["--versus", "optimal"], "made for two players only"), (["--versus", "nobody"], "unknown agent"),
+                      (["--out", str(tmp_path / "no" / "x.npz")], "no folder")):
+        assert r.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("python -m agents.reply421: error: ") and why in err, err
 
 
 # ---------------------------------------------------------------- the shipped bot
