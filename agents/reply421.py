@@ -67,6 +67,7 @@ HEURISTICS = ("heuristic", "greedy421", "cautious")  # the bots it is measured w
 MAX_FILE_BYTES = 16 << 20  # a pot-15 file is about 0.3 MB
 MAX_UNPACKED_BYTES = 64 << 20  # its arrays unpacked: about 7 MB at pot 15
 MAX_ROWS = 1 << 16  # row ids are uint16
+MAX_METADATA_BYTES = 1 << 20  # its JSON: about 6 KB
 SHAPES = {  # key -> (dtype, shape with S for the states and R for the rows)
     "pot": (np.int64, ()),
     "lead": (np.uint8, ("S", 2, N_HANDS)),
@@ -187,34 +188,21 @@ def load(path: Path) -> ReplyTables:
         refuse("not a regular file")
     if info.st_size > MAX_FILE_BYTES:
         refuse(f"{info.st_size} bytes, more than a reply file's {MAX_FILE_BYTES}")
-    data = path.read_bytes()
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
-            members = {i.filename: i.file_size for i in z.infolist()}
-    except (zipfile.BadZipFile, ValueError, OSError) as e:
-        refuse(f"not a reply file (.npz): {e}")
-    if sum(members.values()) > MAX_UNPACKED_BYTES:
-        refuse(f"its arrays unpack to {sum(members.values())} bytes, more than {MAX_UNPACKED_BYTES}")
-    want = {f"{k}.npy" for k in SHAPES}
-    if set(members) != want:
-        extra, missing = sorted(set(members) - want), sorted(want - set(members))
-        refuse(f"its arrays are not a reply's (missing {', '.join(missing) or 'none'}; "
-               f"unexpected {', '.join(extra)[:80] or 'none'})")
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            arrays = {k: z[k] for k in SHAPES}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
-        refuse(f"an array cannot be read without running code or is corrupt: {str(e)[:120]}")
-    for key, (dtype, _) in SHAPES.items():
-        if arrays[key].dtype != dtype:
-            refuse(f"{key} is {arrays[key].dtype}, not {np.dtype(dtype)}")
-    pot = int(arrays["pot"]) if arrays["pot"].shape == () else None
-    if pot is None or not 1 <= pot <= g.MAX_POT:
-        refuse(f"pot must be one number in 1..{g.MAX_POT}, got {arrays['pot'].tolist()!r:.40}")
+        arrays = _read_arrays(path.read_bytes(), refuse)
+    except ReplyFileError:
+        raise
+    except Exception as e:  # a corrupt or hostile archive: bad deflate data, encryption, odd headers, ...
+        refuse(f"not a readable reply file ({type(e).__name__}: {' '.join(str(e).split())[:100]})")
+    pot = int(arrays["pot"])
+    if not 1 <= pot <= g.MAX_POT:
+        refuse(f"pot must be one number in 1..{g.MAX_POT}, got {pot}")
+    if len(arrays["metadata"]) > MAX_METADATA_BYTES:
+        refuse(f"metadata holds {len(arrays['metadata'])} bytes, more than {MAX_METADATA_BYTES}")
     try:
         metadata = json.loads(arrays["metadata"].tobytes().decode())
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        refuse(f"metadata is not JSON ({e})")
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError
+        refuse(f"metadata is not JSON ({' '.join(str(e).split())[:100]})")
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         refuse(f"metadata does not say format {FORMAT!r}")
     if metadata.get("pot") != pot or metadata.get("n_players") != N_PLAYERS:
@@ -223,7 +211,7 @@ def load(path: Path) -> ReplyTables:
     sizes = {"S": len(exact421n.discharge_states(N_PLAYERS, pot)), "R": len(arrays["rows"])}
     for key, (_, shape) in SHAPES.items():
         want_shape = tuple(sizes.get(d, d) for d in shape)
-        if key not in ("metadata",) and arrays[key].shape != want_shape:
+        if key != "metadata" and arrays[key].shape != want_shape:
             refuse(f"{key} must have shape {want_shape} at pot {pot}, got {arrays[key].shape}")
     rows, position = arrays["rows"], roles(pot)[0]
     if not 1 <= len(rows) <= MAX_ROWS:
@@ -242,6 +230,39 @@ def load(path: Path) -> ReplyTables:
         if used.size and used.max() >= len(rows):
             refuse(f"{key} names row {used.max()}; there are {len(rows)}")
     return ReplyTables(pot, arrays["lead"], arrays["follow1"], arrays["follow2"], rows, metadata)
+
+
+def _read_arrays(data: bytes, refuse) -> dict[str, np.ndarray]:
+    """The arrays of a reply file's bytes: the archive's members, then each array's header
+    (dtype and number of dimensions as ``SHAPES`` says, and its size) checked before any
+    of its data is read; never a pickle."""
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        members = {i.filename: i.file_size for i in z.infolist()}
+        if sum(members.values()) > MAX_UNPACKED_BYTES:
+            refuse(f"its arrays unpack to {sum(members.values())} bytes, more than {MAX_UNPACKED_BYTES}")
+        want = {f"{k}.npy" for k in SHAPES}
+        if set(members) != want:
+            extra, missing = sorted(set(members) - want), sorted(want - set(members))
+            refuse(f"its arrays are not a reply's (missing {', '.join(missing) or 'none'}; "
+                   f"unexpected {', '.join(extra)[:80] or 'none'})")
+        arrays = {}
+        for key, (dtype, shape) in SHAPES.items():
+            with z.open(f"{key}.npy") as f:
+                version = np.lib.format.read_magic(f)
+                read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                               (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                if read_header is None:
+                    refuse(f"{key} is in npy format {version}, not 1.0 or 2.0")
+                got_shape, _, got_dtype = read_header(f)
+                if got_dtype != np.dtype(dtype):
+                    refuse(f"{key} is {got_dtype}, not {np.dtype(dtype)}")
+                if len(got_shape) != len(shape):
+                    refuse(f"{key} must have {len(shape)} dimensions, got shape {got_shape}")
+                if int(np.prod(got_shape, dtype=object)) * got_dtype.itemsize > members[f"{key}.npy"]:
+                    refuse(f"{key} declares shape {got_shape}, more than its {members[f'{key}.npy']} bytes")
+            with z.open(f"{key}.npy") as f:  # its size is known now: read it from the start
+                arrays[key] = np.lib.format.read_array(f, allow_pickle=False)
+    return arrays
 
 
 # ---------------------------------------------------------------- the bot
@@ -290,6 +311,11 @@ class ReplyAgent421(DeterministicAgent):
         """The action at each of a batch of three-player discharge decisions."""
         if obs.ndim != 2 or obs.shape[1] != codec421.OBS_SIZE:
             raise ValueError(f"{self.name}: observations of {codec421.OBS_SIZE} numbers expected, got shape {obs.shape}")
+        if obs.dtype.kind != "i":
+            whole = obs.dtype.kind in "uf" and np.all(np.isfinite(obs)) and np.all(obs == np.round(obs))
+            if not whole or np.any(np.abs(obs) > 1 << 30):
+                raise ValueError(f"{self.name}: observations are whole numbers, got {obs.dtype} values")
+            obs = obs.astype(np.int64)
         if len(obs) == 0:
             return np.zeros(0, dtype=np.int64)
         players = obs[:, codec421.N_PLAYERS]
@@ -410,6 +436,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error(f"--out {out}: a reply file ends in .npz")
     if not out.parent.is_dir():
         return error(f"--out {out}: no folder {out.parent}")
+    if out.is_dir():
+        return error(f"--out {out}: is a folder")
     start = time.perf_counter()
     tables, reply, opponent = build(args.pot, args.versus)
     print(f"the best reply to two {args.versus} bots, pot {args.pot}: P(not losing) {reply.value:.6f}\n"

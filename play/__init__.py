@@ -76,6 +76,8 @@ def _check_path(name: str, option: str) -> None:
         raise AgentLoadError(f"{option} {name!r}: give a bot name or a checkpoint file (NAME.pt)")
     path = Path(name)
     try:
+        if path.is_dir() and path.suffix == ".npz":
+            raise AgentLoadError(f"{option} {name}: is a folder, not a reply file (python -m agents.reply421 writes one)")
         if path.is_dir():
             raise AgentLoadError(f"{option} {name}: is a folder, not a checkpoint; give the NAME.pt file in it "
                                  "that python -m train saved (NAME.json next to it)")
@@ -107,6 +109,18 @@ def check_table(agent: Agent, name: str, option: str, players: int, options: dic
             check(players, **options)
         except ValueError as e:
             raise AgentLoadError(f"{option} {name}: {e}") from None
+
+
+def default_opponent(spec: games.GameSpec, players: int, options: dict) -> str:
+    """The bot a table of ``players`` gets when none is named: the registry's default, or
+    the suggested bot where that one cannot sit (``exact3`` is built for pot 15 only)."""
+    name = spec.default_bot.get(players, spec.suggested_bot)
+    if name in spec.bot_players:  # a bot made for some tables: ask it about this one
+        try:
+            check_table(load_agent(spec.name, name, None, option="--opponent"), name, "--opponent", players, options)
+        except AgentLoadError:
+            return spec.suggested_bot
+    return name
 
 
 def check_fit(game: str, agent: Agent, name: str, option: str, players: int, options: dict,

@@ -17,7 +17,8 @@ from games.cli import MAX_GAMES, MAX_SEED, agent_label, option_type, run_quietly
 import games
 from envs.narrate import wrap
 from play.web import cli as web_cli
-from play import AgentLoadError, UsageError, check_fit, derive_seed, load_agent, one_torch_thread, progress_printer
+from play import (AgentLoadError, UsageError, check_fit, default_opponent, derive_seed, load_agent, one_torch_thread,
+                  progress_printer)
 
 PROG = "python -m play"
 
@@ -267,7 +268,8 @@ def cmd_play(args, out: TextIO, input_fn: Callable[[str], str], err: Optional[Te
 
     spec = games.get(args.command)
     players = args.players
-    names = args.opponent or [spec.default_bot.get(players, spec.suggested_bot)]
+    options = _options(spec, args)
+    names = args.opponent or [default_opponent(spec, players, options)]
     n_opponents = players - 1
     if len(names) not in (1, n_opponents):
         more = f" (use --players {len(names) + 1} for {len(names)} opponents)" if len(names) + 1 in spec.players else ""
@@ -278,7 +280,6 @@ def cmd_play(args, out: TextIO, input_fn: Callable[[str], str], err: Optional[Te
     names = names * n_opponents if len(names) == 1 else names
     seat = _seat(spec, args.seat, players)
     _check_bots_for(spec, names, players)
-    options = _options(spec, args)
     seed, note = _seed_or_draw(args.seed)
     opponents = [_load(spec.name, name, derive_seed(seed, 1 + i), "--opponent") for i, name in enumerate(names)]
     _fit(spec.name, [("--opponent", n, a) for n, a in zip(names, opponents)], players, options,

@@ -14,6 +14,7 @@ import games
 from agents import exact421n as x
 from agents import reply421 as r
 from agents.solver421 import KEEPS_OF, N_HANDS
+from envs.policy421 import FOLLOWER_DECISION_INDEX
 from envs import codec421
 from envs import game421 as g
 from envs.dice import RandomDice
@@ -55,7 +56,44 @@ def test_its_exact_value_is_the_best_replys(built):
     assert figures[0].regret_pp == 0.0  # nothing to gain: it is the best reply there
 
 
-def test_it_plays_engine_games_from_any_seat_as_its_tables_say(built):
+def test_in_engine_games_from_every_seat_each_decision_is_the_best_replys(built):
+    """Every decision the bot meets in real games (leading, following first or second,
+    heads-up once a player has left) is looked up here from the decoded observation and
+    the reply's own actions, apart from the bot's vectorised lookup."""
+    path, _, reply, _ = built
+    bot, lay, asked = r.ReplyAgent421(path), x.layout(3, POT), []
+
+    class Spy:
+        name = "spy"
+
+        def act(self, obs, mask):
+            asked.append((np.array(obs), bot.act(obs, mask)))
+            return asked[-1][1]
+
+    for seat in range(3):
+        table = [agents.make_agent("421", "heuristic"), agents.make_agent("421", "random", seed=seat)]
+        table.insert(seat, Spy())
+        dice = RandomDice(10 + seat)
+        for _ in range(300):
+            play_out(g.Game421(3, POT, dice=dice), table, codec421)
+    roles = set()
+    for obs, action in asked:
+        o = codec421.decode(obs)
+        order = o.round_order()
+        acts = reply.actions[lay.index[(tuple(o.tokens_by_position()), order[0])]]
+        h = g.hand_rank(o.hand)
+        if o.is_leader:
+            want = acts[o.rolls_used - 1, h]
+        else:
+            d = FOLLOWER_DECISION_INDEX[(o.rolls_allowed, o.rolls_used)]
+            context = tuple(g.hand_rank(hand) for _, hand in o.played_hands())
+            want = 1 + KEEPS_OF[h, acts[(d, *context, h)]]
+        assert action == want, o
+        roles.add((len(order), order.index(0)))
+    assert roles == {(3, 0), (3, 1), (3, 2), (2, 0), (2, 1)}  # every role, heads-up ones included
+
+
+def test_engine_games_agree_with_its_exact_figures(built):
     path, *_ = built
     bots = [r.ReplyAgent421(path), agents.make_agent("421", "random", seed=1), agents.make_agent("421", "heuristic")]
     exact = x.evaluate_table(bots, POT).not_losing
@@ -145,6 +183,8 @@ def _meta(**changes):
     ({"lead": "illegal"}, "not a leader's legal action"),
     ({"follow2": "far"}, "follow2 names row"),
     ({"rows": np.zeros((0, 56), dtype=np.uint8)}, "rows must hold 1.."),
+    ({"rows": np.array(3, dtype=np.uint8)}, "rows must have 2 dimensions"),
+    ({"metadata": np.frombuffer(b"[" * 100_000, dtype=np.uint8)}, "metadata is not JSON"),
 ])
 def test_a_broken_file_is_refused_in_one_line(built, tmp_path, change, why):
     path, tables, *_ = built
@@ -172,7 +212,7 @@ def test_a_broken_file_is_refused_in_one_line(built, tmp_path, change, why):
 def test_files_that_would_run_code_or_swell_are_refused(built, tmp_path):
     path, tables, *_ = built
     pickled = _rewrite(path, tmp_path, "pickled.npz", rows=np.array([object()], dtype=object))
-    with pytest.raises(r.ReplyFileError, match="without running code"):
+    with pytest.raises(r.ReplyFileError, match="rows is object, not uint8"):  # read from the header: no unpickling
         r.load(pickled)
     swell = tmp_path / "swell.npz"
     with zipfile.ZipFile(swell, "w", zipfile.ZIP_DEFLATED) as z:
@@ -180,7 +220,24 @@ def test_files_that_would_run_code_or_swell_are_refused(built, tmp_path):
             z.writestr(f"{key}.npy", b"\0" * (r.MAX_UNPACKED_BYTES // 4))
     with pytest.raises(r.ReplyFileError, match="unpack to"):
         r.load(swell)
-    for content, why in ((b"not a zip", "not a reply file"), (b"", "not a reply file")):
+    huge = tmp_path / "huge.npz"  # a header that declares far more than the file holds
+    with zipfile.ZipFile(huge, "w") as z:
+        pot = io.BytesIO()
+        np.save(pot, np.array(POT))
+        z.writestr("pot.npy", pot.getvalue())
+        for key, (dtype, shape) in list(r.SHAPES.items())[1:]:
+            header = io.BytesIO()
+            np.lib.format.write_array_header_1_0(header, {"descr": np.dtype(dtype).str, "fortran_order": False,
+                                                          "shape": tuple(1 << 20 for _ in shape)})
+            z.writestr(f"{key}.npy", header.getvalue())
+    with pytest.raises(r.ReplyFileError, match=r"lead declares shape \(1048576, 1048576, 1048576\)"):
+        r.load(huge)
+    corrupt = bytearray(path.read_bytes())
+    corrupt[len(corrupt) // 2: len(corrupt) // 2 + 64] = bytes(64)  # inside a deflated member
+    (tmp_path / "corrupt.npz").write_bytes(bytes(corrupt))
+    with pytest.raises(r.ReplyFileError, match="not a readable reply file"):
+        r.load(tmp_path / "corrupt.npz")
+    for content, why in ((b"not a zip", "not a readable reply file .BadZipFile"), (b"", "not a readable reply file")):
         (tmp_path / "junk.npz").write_bytes(content)
         with pytest.raises(r.ReplyFileError, match=why):
             r.load(tmp_path / "junk.npz")
@@ -207,8 +264,6 @@ def test_the_build_command_writes_a_bot_with_its_figures(tmp_path, capsys):
     figures = bot.metadata["exact"]
     assert set(figures) == {f"exact3,{a},{b}" for a in r.HEURISTICS for b in r.HEURISTICS} | {"exact3,exact3,exact3"}
     assert figures["exact3,heuristic,heuristic"][0]["regret_pp"] == 0.0
-    own = figures["exact3,exact3,exact3"]
-    assert [s["not_losing"] for s in own] == pytest.approx([2 / 3] * 3, abs=1e-12)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["three.json", "three.npz"]
     printed = capsys.readouterr().out.splitlines()
     assert printed[-2].startswith("wrote ") and all(len(line) <= 80 for line in printed[:-2])  # then the paths
@@ -244,6 +299,12 @@ def _play(argv, capsys):
     out = io.StringIO()
     code = play_main(argv, input_fn=lambda prompt: "q", out=out)
     return code, out.getvalue(), capsys.readouterr().err
+
+
+def test_three_players_get_exact3_by_default_and_heuristics_at_another_pot(capsys):
+    for pot, bot in ((15, "exact3"), (10, "heuristic")):
+        code, out, _ = _play(["421", "--players", "3", "--pot", str(pot), "--seed", "1"], capsys)
+        assert code == 0 and out.startswith(f"421: 3 players (P1 ({bot}), P2 (you), P3 ({bot})), pot {pot}."), out
 
 
 def test_the_command_line_takes_a_reply_file_and_refuses_it_at_another_table(built, capsys):

@@ -121,6 +121,7 @@ def test_setup_lists_the_games_their_bots_and_seats(client):
     ("421", 2, ["optimal"], {"pot": 7}),
     ("421", 2, ["heuristic"], {"pot": 15}),
     ("421", 3, ["greedy421", "cautious"], {"pot": 6}),
+    ("421", 3, ["exact3"], {"pot": 15}),
 ])
 def test_games_of_every_kind_play_to_the_end_with_legal_moves(client, game, players, bots, options):
     rng = random.Random(players)
@@ -158,6 +159,13 @@ def test_the_table_shows_every_hand_in_420_and_the_pot_tokens_and_rolls_in_421(c
 
 
 # ----------------------------------------------------------------------------- illegal moves
+
+
+def test_a_table_without_bots_named_gets_the_default_that_can_sit_there(client):
+    assert start(client, game="421", players=3, seed=1)["state"]["bots"] == ["exact3", "exact3"]
+    # exact3 is built for pot 15: at another pot the suggested bot takes its place
+    assert start(client, game="421", players=3, seed=1, options={"pot": 7})["state"]["bots"] == ["heuristic"] * 2
+    assert start(client, game="421", seed=1)["state"]["bots"] == ["ppo-421"]
 
 
 def test_an_illegal_420_move_is_refused_with_the_rule_and_changes_nothing(client):

@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import games
-from play import AgentLoadError, load_agent
+from play import AgentLoadError, default_opponent, load_agent
 from play.web import coach
 from play.web.records import Records, default_db_path
 from play.web.table import MoveError, WebGame
@@ -255,7 +255,7 @@ def _check_new_game(body: NewGame) -> tuple[games.GameSpec, str, list[str], int,
         raise ApiError(422, str(e)) from None
     allowed = bots_for(spec, players)
     if not bots:
-        default = spec.default_bot.get(players, spec.suggested_bot)
+        default = default_opponent(spec, players, options)
         bots = [default if default in allowed else spec.suggested_bot]
     if len(bots) == 1:
         bots = bots * (players - 1)
