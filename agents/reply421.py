@@ -51,7 +51,7 @@ import numpy as np
 
 from agents import exact421n
 from agents.base import DeterministicAgent
-from agents.bots421 import _RANK_OF_DICE
+from agents.bots421 import _ranks
 from agents.solver421 import DEFAULT_TOL, KEEPS_OF, N_ACTIONS, N_HANDS
 from envs import codec421
 from envs import game421 as g
@@ -323,7 +323,7 @@ class ReplyAgent421(DeterministicAgent):
             self.check_table(int(players[players != N_PLAYERS][0]))
         slot = [codec421.OTHERS_START + k * codec421.OTHER_SLOT_SIZE for k in range(N_PLAYERS - 1)]
         tokens = np.stack([obs[:, codec421.TOKENS]] + [obs[:, s + codec421.O_TOKENS] for s in slot], 1)
-        hand = _rank(obs[:, codec421.HAND])
+        hand = _ranks(obs[:, codec421.HAND])
         used, allowed = obs[:, codec421.ROLLS_USED], obs[:, codec421.ROLLS_ALLOWED]
         decision = ((obs[:, codec421.PHASE] == codec421.PHASE_CODE[g.DISCHARGE]) & (hand >= 0) & (used >= 1)
                     & (used < allowed) & (allowed <= g.MAX_ROLLS) & np.all(tokens >= 0, 1))
@@ -360,15 +360,7 @@ class ReplyAgent421(DeterministicAgent):
         """The rank of the hand the player at relative ``place`` played (-1 where place is -1)."""
         base = codec421.OTHERS_START + (np.maximum(place, 1) - 1) * codec421.OTHER_SLOT_SIZE + 1
         dice = obs[np.arange(len(obs))[:, None], base[:, None] + np.arange(3)]
-        return np.where(place > 0, _rank(dice), -1)
-
-
-def _rank(dice: np.ndarray) -> np.ndarray:
-    """The rank of each row's three dice (high to low, 1..6), -1 where they are not a hand."""
-    d = np.asarray(dice)
-    ok = np.all((d >= 0) & (d <= 6), 1)
-    d = np.where(ok[:, None], d, 0)
-    return np.where(ok, _RANK_OF_DICE[d[:, 0], d[:, 1], d[:, 2]], -1)
+        return np.where(place > 0, _ranks(dice), -1)
 
 
 # ---------------------------------------------------------------- exact figures
