@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import games
-from agents.base import Agent
+from agents.base import Agent, BatchPolicy
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
 
@@ -60,6 +60,12 @@ def bot_table(game: str, name: str, **options):
     spec = games.get(game)
     solver = games.load(spec.exact)
     return solver.policy_table(make_agent(spec.name, name, seed=0), **options)
+
+
+def batch_policy(game: str, agent) -> BatchPolicy:
+    """An agent (or a name, through :func:`make_agent`) as a batch policy, the form in
+    which the batched envs that ask other seats live play it (``envs.vec421n``)."""
+    return BatchPolicy(make_agent(game, agent) if isinstance(agent, str) else agent)
 
 
 def make_env(env_id: str = "Dice420-v0", opponent=None, **kwargs):

@@ -105,3 +105,28 @@ def batch_probs(agent, obs: np.ndarray, masks: np.ndarray, where=lambda i: f"dec
     if np.any(totals <= 0):
         raise ValueError(f"{agent_name(agent)} gave a row with no probability on any legal action")
     return probs / totals
+
+
+class BatchPolicy:
+    """An agent as a *batch policy* for the batched envs that ask other seats live
+    (``envs.vec421n``): ``policy(obs, masks, rng) -> actions``, one action per row.
+
+    Rows are answered through ``batch_probs`` (checked as exact evaluation checks them);
+    a ``DeterministicAgent`` plays its one action, any other agent an action drawn from
+    its probabilities with the env's ``rng``, so the same seed plays the same games."""
+
+    def __init__(self, agent):
+        self.agent = agent
+        self.name = agent_name(agent)
+        self.deterministic = isinstance(agent, DeterministicAgent)
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        probs = batch_probs(self.agent, obs, masks)
+        if self.deterministic:
+            return probs.argmax(axis=1)
+        cdf = np.cumsum(probs, axis=1)
+        x = np.maximum(rng.random(len(obs)) * cdf[:, -1], np.finfo(np.float64).smallest_subnormal)
+        return np.minimum((cdf < x[:, None]).sum(axis=1), masks.shape[1] - 1)
+
+    def __repr__(self) -> str:
+        return f"<BatchPolicy {self.name!r}>"

@@ -147,10 +147,43 @@ def scripted_dice(dice: Sequence[Sequence[int]], seats: Sequence[Sequence[int] |
     return ScriptedBatchDice(dice, seats)
 
 
+class RandomRolls421:
+    """What the batched 421 envs share of chance: ``_rolls`` (codes of three dice, from
+    scripted dice or a buffer drawn in large chunks from ``self.rng``) and ``_draw``
+    (indices from a cumulative distribution).  Mixed into a ``BatchedVecEnv``."""
+
+    _buffer: np.ndarray = np.zeros(0, dtype=np.int64)
+    _buffer_rng: Any = None
+    _buffer_pos: int = 0
+
+    def _draw(self, cdf: np.ndarray, n: int) -> np.ndarray:
+        """``n`` indices drawn from the cumulative distribution ``cdf``: for x in (0, total],
+        the first index whose cdf reaches x, so never one without probability."""
+        x = np.maximum(self.rng.random(n), TINY) * cdf[-1]
+        return np.minimum(np.searchsorted(cdf, x), len(cdf) - 1)
+
+    def _rolls(self, rows: np.ndarray, count, n_rolls: int) -> np.ndarray:
+        """(len(rows), n_rolls) codes of three dice, of which row i uses the first
+        ``count`` dice (an int or one per row)."""
+        if self._dice_override is not None:
+            dice = self._dice_override.roll(rows, count, 3 * n_rolls).reshape(len(rows), n_rolls, 3)
+            return dice[..., 0] * 36 + dice[..., 1] * 6 + dice[..., 2]
+        # Random rolls come from a buffer of codes drawn from self.rng in large chunks: three
+        # i.i.d. dice per code (a uniform code is three uniform dice), without the per-call
+        # cost of Generator.integers.
+        n = len(rows) * n_rolls
+        if self._buffer_rng is not self.rng or self._buffer_pos + n > len(self._buffer):
+            self._buffer = CODES[self.rng.integers(len(CODES), size=max(ROLL_BUFFER, n))]
+            self._buffer_rng, self._buffer_pos = self.rng, 0
+        start = self._buffer_pos
+        self._buffer_pos += n
+        return self._buffer[start:start + n].reshape(-1, n_rolls)
+
+
 # --- the env --------------------------------------------------------------------
 
 
-class Vec421Env(BatchedVecEnv):
+class Vec421Env(RandomRolls421, BatchedVecEnv):
     """``num_envs`` two-player games of 421 against one opponent policy (or a pool), for SB3.
 
     Arguments: ``num_envs``; ``opponent``: a ``Policy421`` table for ``pot``
@@ -196,7 +229,6 @@ class Vec421Env(BatchedVecEnv):
         self.opp_index = np.zeros(num_envs, dtype=np.int64)  # each game's draw from the opponent pool
         self.set_opponent(opponent)
         self.agent_seat = agent_seat
-        self._buffer, self._buffer_rng, self._buffer_pos = np.zeros(0, dtype=np.int64), None, 0
         self._charge_cdf: Optional[np.ndarray] = None
         n = num_envs
         self.seat = np.zeros(n, dtype=np.int64)  # the agent's seat
@@ -242,12 +274,6 @@ class Vec421Env(BatchedVecEnv):
         """Each new game's opponent from the pool (nothing is drawn for a single table)."""
         if len(self._pool) > 1:
             self.opp_index[rows] = self._draw(self._pool_cdf, len(rows))
-
-    def _draw(self, cdf: np.ndarray, n: int) -> np.ndarray:
-        """``n`` indices drawn from the cumulative distribution ``cdf``: for x in (0, total],
-        the first index whose cdf reaches x, so never one without probability."""
-        x = np.maximum(self.rng.random(n), TINY) * cdf[-1]
-        return np.minimum(np.searchsorted(cdf, x), len(cdf) - 1)
 
     def _prepare(self, policy: Any, place: int | None) -> tuple[Policy421, np.ndarray | None, np.ndarray | None]:
         """A checked table and, if it is one-hot, its actions for lookups."""
@@ -297,24 +323,6 @@ class Vec421Env(BatchedVecEnv):
         x = np.maximum(self.rng.random(len(rows)) * cdf[:, -1], TINY)
         return (cdf < x[:, None]).sum(axis=1)
 
-    # --- dice -----------------------------------------------------------------
-    def _rolls(self, rows: np.ndarray, count, n_rolls: int) -> np.ndarray:
-        """(len(rows), n_rolls) codes of three dice, of which row i uses the first
-        ``count`` dice (an int or one per row)."""
-        if self._dice_override is not None:
-            dice = self._dice_override.roll(rows, count, 3 * n_rolls).reshape(len(rows), n_rolls, 3)
-            return dice[..., 0] * 36 + dice[..., 1] * 6 + dice[..., 2]
-        # Random rolls come from a buffer of codes drawn from self.rng in large chunks: three
-        # i.i.d. dice per code (a uniform code is three uniform dice), without the per-call
-        # cost of Generator.integers.
-        n = len(rows) * n_rolls
-        if self._buffer_rng is not self.rng or self._buffer_pos + n > len(self._buffer):
-            self._buffer = CODES[self.rng.integers(len(CODES), size=max(ROLL_BUFFER, n))]
-            self._buffer_rng, self._buffer_pos = self.rng, 0
-        start = self._buffer_pos
-        self._buffer_pos += n
-        return self._buffer[start:start + n].reshape(-1, n_rolls)
-
     def _roll_pair(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Two players roll all three dice once, one after the other: their ranks."""
         ranks = ROLL_RANK[self._rolls(rows, 6, 2)]
@@ -345,7 +353,7 @@ class Vec421Env(BatchedVecEnv):
             idx, fr = idx[~done], 1 - fr[~done]
         return loser
 
-    # --- game mechanics on a subset of games ---------------------------------
+    # --- dice and game mechanics on a subset of games -------------------------
     def _play_charge(self, rows: np.ndarray) -> None:
         """H2/H3/H6/H7: charge rounds until each pot is empty; then the game is over if one
         player holds every token, else the last taker leads the discharge.  How the
