@@ -68,6 +68,10 @@ class GameSpec:
     aec_module: str = ""  # the PettingZoo AEC env module
     batched_env: str = ""  # "module:class" of the numpy VecEnv: (num_envs, opponent table, seed=, **options)
     batched_players: tuple[int, ...] = (2,)  # the player counts it plays
+    # "module:class" of the numpy VecEnv whose other seats are batch policies asked live
+    # (agents.batch_policy): (num_envs, policies, n_players=, seed=, weights=, **options)
+    live_env: str = ""
+    live_players: tuple[int, ...] = ()  # the player counts training plays in it
     observation_bounds: Callable[..., tuple[Any, Any, tuple[int, ...]]] = None  # (n_players, **options)
     # agents (agents/): bot name -> "module:factory"; factories take ``seed=`` when they need one
     bots: Mapping[str, str] = field(default_factory=dict)
@@ -78,6 +82,7 @@ class GameSpec:
     shipped: str = ""  # the shipped trained bot, "ppo-420"
     suggested_bot: str = "random"  # what to suggest when the shipped bot cannot load
     exact: str = ""  # module with the exact two-player evaluator
+    exact_n: str = ""  # module with exact tables of more players: evaluate_table(agents, **options), best_reply
     default_bot: Mapping[int, str] = field(default_factory=dict)  # players -> the terminal's default opponent
     # How a finishing order ranks the players in tournament ratings: "left" ranks the
     # winners by the order they left the table, then the loser; "tied" ties every
@@ -224,6 +229,8 @@ register(GameSpec(
     env_id="Dice421-v0",
     aec_module="envs.aec.dice421_v0",
     batched_env="envs.vec421:Vec421Env",
+    live_env="envs.vec421n:Vec421NEnv",
+    live_players=(3,),
     observation_bounds=codec421.space_bounds,
     bots={
         "random": "agents.base:RandomAgent",
@@ -241,6 +248,7 @@ register(GameSpec(
     exact_tables={2: "play.tournament:exact_heads_up_421"},
     suggested_bot="heuristic",
     exact="agents.solver421",
+    exact_n="agents.exact421n",
     terminal="play.cli421:play_terminal421",
     evaluate="play.exact421:evaluate",
     explain="play.exact421:explain",

@@ -163,6 +163,20 @@ PRESETS: dict[str, Preset] = {
             snapshot_share=0.3,
             snapshot_every=1_000_000,
         ),
+        replace(
+            PPO_421,
+            name="ppo-421-3p",
+            description="MaskablePPO on batched three-player 421 (pot 15); each other seat plays heuristic, "
+                        "exact3, the other bots or one of four frozen past versions of the learner",
+            timesteps=15_000_000,
+            env={"n_players": 3, "pot": 15},
+            opponent="heuristic",  # the table it is measured at: two heuristics
+            pool={"exact3": 0.15, "cautious": 0.05, "greedy421": 0.05},
+            snapshots=4,
+            snapshot_share=0.35,
+            snapshot_every=1_000_000,
+            eval_every=2_500_000,
+        ),
     ]
 }
 

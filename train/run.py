@@ -35,7 +35,10 @@ from train.fast import BatchedMaskablePPO, EpisodeMonitor
 from train.presets import Preset, gae_lambda_schedule, pool_weights
 
 # the exact figures logged to TensorBoard (eval/KEY) and kept in a checkpoint's metadata
-LOGGED_FIGURES = ("vs_", "gap_", "suboptimal_", "exploitability_", "regret_")
+LOGGED_FIGURES = ("vs_", "gap_", "suboptimal_", "exploitability_", "regret_", "table_")
+# figures of every evaluation kept in a checkpoint's metadata (eval_history)
+HISTORY_FIGURES = ("gap_pp", "table_")
+TABLE_GAMES = 20_480  # sampled games per evaluation of a run at a table of more than two players
 DEFAULT_LOGDIR = Path("runs")  # python -m train's --logdir default (a continue-with command leaves it out)
 
 
@@ -70,9 +73,60 @@ def eval_opponents(preset: Preset) -> tuple[str, ...]:
     return ("optimal", *others)
 
 
-def evaluate(config: RunConfig, agent) -> dict[str, Any]:
-    """Exact figures of ``agent`` by the game's solver (``GameSpec.exact``)."""
+def n_players(preset: Preset) -> int:
+    return int(preset.env.get("n_players", 2))
+
+
+def plays_live(preset: Preset) -> bool:
+    """Whether the preset trains in the game's live env (other seats asked as batch policies)."""
+    return n_players(preset) in games.get(preset.game).live_players
+
+
+def table_versus(preset: Preset) -> tuple[str, ...]:
+    """The bots at the other seats of the table a run of more than two players is measured
+    at: the game's suggested bot (421: ``heuristic``) in every other seat."""
+    return (games.get(preset.game).suggested_bot,) * (n_players(preset) - 1)
+
+
+def table_figures(config: RunConfig, agent, exact: bool) -> dict[str, Any]:
+    """A run of more than two players, measured at the table of ``table_versus``:
+    ``table_vs_A_B`` its P(not losing), sampled over ``TABLE_GAMES`` games (``table_se_pp``
+    its standard error) during training, or ``exact`` (``GameSpec.exact_n``) with its
+    regret (``table_regret_pp``: what the exact best reply there gets more)."""
+    preset, spec = config.preset, games.get(config.preset.game)
+    options, versus = exact_options(preset), table_versus(preset)
+    key = "table_vs_" + "_".join(versus)
+    if exact:
+        solver = games.load(spec.exact_n)
+        others = [solver.as_table(agents.make_agent(preset.game, name, seed=0)) for name in versus]
+        value = float(solver.evaluate_table([agent, *others], **options).not_losing[0])
+        best = float(solver.best_reply([others[0], *others], 0, **options).value)
+        return {key: value, "table_regret_pp": 100 * (best - value), "optimal": False, "exact_table": True}
+    env = games.load(spec.live_env)(2048, agents.batch_policy(preset.game, versus[0]), n_players=n_players(preset),
+                                    seed=0, **options)
+    policy = agents.batch_policy(preset.game, agent)
+    per_slot = -(-TABLE_GAMES // env.num_envs)
+    finished, wins = np.zeros(env.num_envs, dtype=np.int64), np.zeros(env.num_envs)
+    env.reset()
+    while (finished < per_slot).any():
+        live = np.flatnonzero(~env.done)
+        actions = np.zeros(env.num_envs, dtype=np.int64)
+        actions[live] = policy(env._obs(live), env.action_masks()[live], env.rng)
+        _, rewards, dones, _ = env.step(actions)
+        counted = dones & (finished < per_slot)  # each slot's first games only: no bias to short games
+        wins += counted * (rewards > 0)
+        finished += dones
+    p, n = wins.sum() / (per_slot * env.num_envs), per_slot * env.num_envs
+    return {key: float(p), "table_se_pp": float(100 * np.sqrt(p * (1 - p) / n)), "optimal": False,
+            "exact_table": False}
+
+
+def evaluate(config: RunConfig, agent, final: bool = False) -> dict[str, Any]:
+    """Exact figures of ``agent`` by the game's solver (``GameSpec.exact``); at a table of
+    more than two players, ``table_figures`` (exact at the end of the run)."""
     preset = config.preset
+    if n_players(preset) > 2:
+        return table_figures(config, agent, exact=final)
     options = exact_options(preset)
     tables = {name: agents.bot_table(preset.game, name, **options) for name in eval_opponents(preset)}
     return games.load(games.get(preset.game).exact).exact_figures(agent, tables, **options)
@@ -151,17 +205,20 @@ class SelfPlay:
     ``opponent``); then, before the first rollout after each ``snapshot_every``
     steps, the learner as it is replaces the oldest snapshot, in its place, so only
     the games that drew that place change opponent.  A snapshot is the learner's
-    exact policy table at that moment (what the solver evaluates), and its weights
-    go into the training state, so ``--resume`` plays on against the same past
-    versions."""
+    exact policy table at that moment (what the solver evaluates), or in a live env
+    (``plays_live``) a frozen copy of its network asked as a batch policy; its
+    weights go into the training state, so ``--resume`` plays on against the same
+    past versions.  In a live env every other seat draws its own pool member."""
 
     def __init__(self, config: RunConfig):
         preset = config.preset
         self.config = config
         self.weights = pool_weights(preset)
         options = exact_options(preset)
-        self.fixed = ([agents.bot_table(preset.game, name, **options) for name in (preset.opponent, *preset.pool)]
-                      if self.weights else [])
+        self.live = plays_live(preset)
+        form = ((lambda name: agents.batch_policy(preset.game, name)) if self.live
+                else (lambda name: agents.bot_table(preset.game, name, **options)))
+        self.fixed = [form(name) for name in (preset.opponent, *preset.pool)] if self.weights else []
         self.snapshots: list[dict[str, torch.Tensor]] = []  # the learner's past weights, one per place
         self.tables: list[Any] = []  # their policy tables
         self.oldest = 0  # the place the next snapshot goes to
@@ -173,8 +230,16 @@ class SelfPlay:
         return bool(self.weights)
 
     def _table(self, agent) -> Any:
+        """A snapshot in the form the env plays it (``agent`` must not change after)."""
+        if self.live:
+            return agents.BatchPolicy(agent)
         solver = games.load(games.get(self.config.preset.game).exact)
         return solver.policy_table(agent, **exact_options(self.config.preset))
+
+    def _frozen(self, weights: dict[str, torch.Tensor]) -> PPOAgent:
+        policy = build_policy(self.config.preset.game, self.config.preset.policy, self.config.preset.env)
+        policy.load_state_dict(weights)
+        return PPOAgent(policy, self.config.preset.game)
 
     def _push(self, model) -> None:
         model.get_env().env_method("set_opponent", [*self.fixed, *self.tables], weights=self.weights)
@@ -186,8 +251,8 @@ class SelfPlay:
         if model.num_timesteps < self.next_at or (self.taken and not preset.snapshots):
             return False
         if preset.snapshots:
-            table = self._table(PPOAgent.from_model(model, preset.game))
             weights = {k: v.clone() for k, v in policy_state(model.policy).items()}  # not the live tensors
+            table = self._table(self._frozen(weights) if self.live else PPOAgent.from_model(model, preset.game))
             if not self.snapshots:  # the start: every place holds the starting learner
                 self.snapshots, self.tables = [weights] * preset.snapshots, [table] * preset.snapshots
             else:
@@ -284,7 +349,7 @@ def save_run(model, config: RunConfig, figures: dict[str, Any] | None = None, hi
         meta["wall_seconds"] = round(wall, 1)
     if history:
         meta["eval_history"] = [
-            {k: round(v, 6) for k, v in h.items() if k in ("timesteps", "wall_seconds") or k.startswith("gap_pp")}
+            {k: round(v, 6) for k, v in h.items() if k in ("timesteps", "wall_seconds") or k.startswith(HISTORY_FIGURES)}
             for h in history
         ]
     state = checkpoint.training_state(model, game=config.preset.game, preset=config.preset.name, seed=config.seed,
@@ -357,12 +422,17 @@ class StepsBar(ProgressBarCallback):
 
 def make_env(config: RunConfig):
     """The training env: the game's batched numpy env (``GameSpec.batched_env``) of
-    ``n_envs`` games against the exact table of the preset's opponent; player counts
-    it does not play run ``n_envs`` Gymnasium envs in an SB3 DummyVecEnv."""
+    ``n_envs`` games against the exact table of the preset's opponent, or its live env
+    (``GameSpec.live_env``) against the opponent as a batch policy; player counts
+    neither plays run ``n_envs`` Gymnasium envs in an SB3 DummyVecEnv."""
     preset = config.preset
     spec = games.get(preset.game)
     options = dict(preset.env)
     n_players = options.pop("n_players", 2)
+    if plays_live(preset):
+        opponent = agents.batch_policy(preset.game, preset.opponent)
+        return EpisodeMonitor(games.load(spec.live_env)(config.n_envs, opponent, n_players=n_players,
+                                                        seed=config.seed, **options))
     if n_players in spec.batched_players:
         opponent = agents.bot_table(preset.game, preset.opponent, **options)
         extra = {"n_players": n_players} if n_players != 2 else {}
@@ -482,7 +552,9 @@ def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
         if interrupted:
             print(f"\ninterrupted at {model.num_timesteps} steps; saving")
         wall = time.time() - started
-        final = evaluate(config, PPOAgent.from_model(model, config.preset.game))
+        if n_players(config.preset) > 2:
+            print("exact evaluation at the table of three players (a few minutes)")
+        final = evaluate(config, PPOAgent.from_model(model, config.preset.game), final=True)
         final.update(timesteps=int(model.num_timesteps), wall_seconds=wall)
         base = save_run(model, config, final, callback.history, self_play)
     env.close()
@@ -521,6 +593,23 @@ def print_results(config: RunConfig, summary: dict[str, Any]) -> None:
     print(f"run {config.name}: {steps:,} steps in {final['wall_seconds']:.1f} s "
           f"({steps / max(final['wall_seconds'], 1e-9):,.0f} steps/s); saved {summary['checkpoint']}.pt/.json/.state")
     print()
+    if n_players(config.preset) > 2:
+        for line in format_table_figures(config, final):
+            print(line)
+        return
     solver = games.load(games.get(config.preset.game).exact)
     for line in solver.format_figures(config.name, final, eval_opponents(config.preset), **exact_options(config.preset)):
         print(line)
+
+
+def format_table_figures(config: RunConfig, figures: dict[str, Any]) -> list[str]:
+    """The results of a run of more than two players, from ``table_figures``."""
+    preset = config.preset
+    versus = table_versus(preset)
+    p, n = figures["table_vs_" + "_".join(versus)], n_players(preset)
+    how = "exact" if figures.get("exact_table") else f"sampled, {TABLE_GAMES:,} games"
+    lines = [f"P(not losing), {n} players, pot {preset.env.get('pot', '')} ({how}; fair share {(n - 1) / n:.4f})",
+             f"  with {' and '.join(versus)}: {p:.6f}"
+             + (f"   (regret {figures['table_regret_pp']:.4f} pp)" if "table_regret_pp" in figures else
+                f"   (+/- {figures['table_se_pp']:.2f} pp)")]
+    return lines

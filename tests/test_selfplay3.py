@@ -1,0 +1,91 @@
+"""Self-play at a table of three (421): the live batched env, its pool of bots and frozen
+past versions of the learner, the evaluation at the table of two heuristics."""
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+import agents
+from agents import exact421n
+from agents.ppo_agent import PPOAgent
+from envs.vec421n import Vec421NEnv
+from train import presets as P
+from train.__main__ import main as train_main
+from train.run import RunConfig, SelfPlay, build_model, make_env, table_figures
+
+POT = 4  # small tables: the exact evaluation takes seconds
+
+
+@pytest.fixture
+def small3(monkeypatch):
+    """ppo-421-3p at pot 4 (without exact3, which is made for pot 15) with a small network,
+    rollouts of 32 x 32 steps and a snapshot every two rollouts."""
+    base = P.PRESETS["ppo-421-3p"]
+    small = replace(base, env={"n_players": 3, "pot": POT}, n_envs=32, snapshot_every=2048, threads=1,
+                    pool={"cautious": 0.1, "greedy421": 0.1},
+                    policy={**base.policy, "net_arch": {"pi": [16], "vf": [16]}},
+                    ppo={**base.ppo, "n_steps": 32, "batch_size": 256, "n_epochs": 1})
+    monkeypatch.setitem(P.PRESETS, "ppo-421-3p", small)
+    return small
+
+
+def argv(root, name, timesteps, *extra):
+    return ["ppo-421-3p", "--timesteps", str(timesteps), "--eval-every", "2048", "--seed", "3",
+            "--logdir", str(root / "runs"), "--checkpoint-dir", str(root / "ck"), "--name", name,
+            "--no-progress-bar", *extra]
+
+
+def test_the_shipped_preset_plays_three_players_against_a_distribution():
+    preset = P.PRESETS["ppo-421-3p"]
+    assert preset.env["n_players"] == 3 and preset.opponent == "heuristic"
+    assert sum(P.pool_weights(preset)) == pytest.approx(1.0)
+
+
+def test_snapshots_are_frozen_copies_of_the_learner(small3, tmp_path):
+    config = RunConfig(small3, timesteps=4096, seed=3, n_envs=32, logdir=tmp_path, checkpoint_dir=tmp_path, name="s3")
+    env = make_env(config)
+    assert isinstance(env.venv, Vec421NEnv) and env.venv.n_players == 3
+    model = build_model(config, env)
+    self_play = SelfPlay(config)
+    assert self_play.update(model)
+    venv = env.venv
+    assert [p.name for p in venv._pool[:3]] == ["heuristic", "cautious", "greedy421"] and len(venv._pool) == 7
+    venv.reset()
+    rows = np.flatnonzero(~venv.done)
+    obs, masks = venv._obs(rows), venv.action_masks()[rows]
+    before = venv._pool[3].agent.action_probs(obs, masks)
+    assert np.array_equal(before, PPOAgent.from_model(model, "421").action_probs(obs, masks))
+    model.learn(4096)  # long enough to change the network
+    learner = PPOAgent.from_model(model, "421").action_probs(obs, masks)
+    assert not np.array_equal(learner, before)
+    assert np.array_equal(venv._pool[3].agent.action_probs(obs, masks), before)  # the snapshot did not move
+    # every other seat draws its own pool member
+    assert len({tuple(r) for r in venv.opp_index[:, :].tolist()}) > 1
+    env.close()
+
+
+def test_a_three_player_run_reports_its_exact_table_and_resumes(small3, tmp_path, capsys):
+    assert train_main(argv(tmp_path, "s3", 2048)) == 0
+    out = capsys.readouterr().out
+    assert "P(not losing), 3 players, pot 4 (exact; fair share 0.6667)" in out
+    meta = json.loads((tmp_path / "ck" / "s3.json").read_text())
+    agent = agents.make_agent("421", str(tmp_path / "ck" / "s3.pt"))
+    heuristic = agents.make_agent("421", "heuristic")
+    exact = exact421n.evaluate_table([agent, heuristic, heuristic], pot=POT).not_losing[0]
+    best = exact421n.best_reply([heuristic] * 3, 0, pot=POT).value
+    assert meta["exact"]["table_vs_heuristic_heuristic"] == pytest.approx(exact, abs=1e-12)
+    assert meta["exact"]["table_regret_pp"] == pytest.approx(100 * (best - exact), abs=1e-9)
+    history = meta["eval_history"]
+    assert [h["timesteps"] for h in history] == [32] and "table_se_pp" in history[0]  # sampled during training
+    # the sampled figure agrees with the exact one
+    config = RunConfig(small3, timesteps=0, seed=3, n_envs=32, logdir=tmp_path, checkpoint_dir=tmp_path, name="x")
+    sampled = table_figures(config, agent, exact=False)
+    assert abs(sampled["table_vs_heuristic_heuristic"] - exact) < 4 * sampled["table_se_pp"] / 100
+    state = torch.load(tmp_path / "ck" / "s3.state", weights_only=True)
+    assert len(state["self_play"]["snapshots"]) == 4
+    assert train_main(argv(tmp_path, "s3", 4096, "--resume")) == 0
+    assert "resuming" in capsys.readouterr().out
+    assert json.loads((tmp_path / "ck" / "s3.json").read_text())["timesteps"] == 4096
