@@ -25,7 +25,7 @@ value, capped by what it holds (H4); players with no tokens leave as winners
 this round, ``NO_HAND`` = -1 if none), ``leader``, ``cur`` (who is rolling, -1:
 nobody), ``hand``, ``used``, ``allowed``, ``n_lead`` (the leader's roll count,
 0 until its turn ends).  Round order is clockwise from the leader over the
-players still in (``NEXT``).  ``done`` marks games whose outcome for the agent
+players still in (``next_seat``).  ``decided`` marks games whose outcome for the agent
 is known: it left (+1) or it holds every token (-1).  With three players the
 others may still be playing then; the game is not played further.
 
@@ -134,7 +134,7 @@ class Vec421NEnv(RandomRolls421, BatchedVecEnv):
         self.used = np.zeros(n, dtype=np.int64)
         self.allowed = np.zeros(n, dtype=np.int64)
         self.n_lead = np.zeros(n, dtype=np.int64)
-        self.done = np.ones(n, dtype=bool)
+        self.decided = np.ones(n, dtype=bool)
         self.outcome = np.zeros(n)
 
     # --- opponents --------------------------------------------------------------
@@ -292,7 +292,7 @@ class Vec421NEnv(RandomRolls421, BatchedVecEnv):
         me = self.seat[rows]
         mine_out = self.out[rows, me]
         decided = mine_out | over
-        self.done[rows[decided]] = True
+        self.decided[rows[decided]] = True
         self.outcome[rows[decided]] = np.where(mine_out[decided], 1.0, -1.0)
 
     def _start_rounds(self, rows: np.ndarray, leader: np.ndarray) -> None:
@@ -350,7 +350,7 @@ class Vec421NEnv(RandomRolls421, BatchedVecEnv):
     def _advance(self, rows: np.ndarray) -> None:
         """Play the opponents' choices and the forced turn ends until each game is at the
         agent's choice or decided for the agent."""
-        active = rows[~self.done[rows]]
+        active = rows[~self.decided[rows]]
         while len(active):
             cur, used, allowed = self.cur[active], self.used[active], self.allowed[active]
             opp = (cur != self.seat[active]) & (used < allowed)
@@ -361,7 +361,7 @@ class Vec421NEnv(RandomRolls421, BatchedVecEnv):
             ended = used == allowed
             if ended.any():
                 self._end_turns(active[ended])
-            active = active[~self.done[active]]
+            active = active[~self.decided[active]]
             cur, used, allowed = self.cur[active], self.used[active], self.allowed[active]
             active = active[(cur != self.seat[active]) | (used == allowed)]
 
@@ -382,7 +382,7 @@ class Vec421NEnv(RandomRolls421, BatchedVecEnv):
         self.leader[rows] = self.cur[rows] = NOBODY
         self.hand[rows] = NO_HAND
         self.used[rows] = self.allowed[rows] = self.n_lead[rows] = 0
-        self.done[rows] = False
+        self.decided[rows] = False
         self.outcome[rows] = 0.0
         self._play_charge(rows)
         self._advance(rows)
@@ -390,7 +390,7 @@ class Vec421NEnv(RandomRolls421, BatchedVecEnv):
     # --- VecEnv API -------------------------------------------------------------------
     def step_wait(self):
         actions = self._pending_actions()
-        live = np.flatnonzero(~self.done)
+        live = np.flatnonzero(~self.decided)
         if len(live):
             a = actions[live]
             legal = MASKS[(self.leader[live] == self.seat[live]).astype(np.int64), self.hand[live], a]
@@ -399,11 +399,11 @@ class Vec421NEnv(RandomRolls421, BatchedVecEnv):
                 self._raise_illegal(row, int(actions[row]), g.describe_action(int(actions[row])))
             self._play(live, a)
             self._advance(live)
-        return self._finish_step(np.where(self.done, self.outcome, 0.0).astype(np.float32), self.done.copy())
+        return self._finish_step(np.where(self.decided, self.outcome, 0.0).astype(np.float32), self.decided.copy())
 
     def _raise_illegal(self, row: int, action: Any, why: str) -> None:
         """Refuse ``action`` in game ``row``, in one line: why, what the agent holds, what is legal."""
-        if self.done[row]:
+        if self.decided[row]:
             state = (f"the game is decided (this step returns its reward, whatever action in "
                      f"0..{g.N_ACTIONS - 1} is given)")
             options = f"{g.STOP}={g.describe_action(g.STOP)}"
@@ -447,5 +447,5 @@ class Vec421NEnv(RandomRolls421, BatchedVecEnv):
     def action_masks(self) -> np.ndarray:
         """(num_envs, 29): ``codec421.MASKS[is_leader, hand]`` at a decision, only 0 in a decided game."""
         masks = MASKS[(self.leader == self.seat).astype(np.int64), self.hand]
-        masks[self.done] = ONLY_STOP
+        masks[self.decided] = ONLY_STOP
         return masks

@@ -54,7 +54,7 @@ def test_snapshots_are_frozen_copies_of_the_learner(small3, tmp_path):
     venv = env.venv
     assert [p.name for p in venv._pool[:3]] == ["heuristic", "cautious", "greedy421"] and len(venv._pool) == 7
     venv.reset()
-    rows = np.flatnonzero(~venv.done)
+    rows = np.flatnonzero(~venv.decided)
     obs, masks = venv._obs(rows), venv.action_masks()[rows]
     before = venv._pool[3].agent.action_probs(obs, masks)
     assert np.array_equal(before, PPOAgent.from_model(model, "421").action_probs(obs, masks))

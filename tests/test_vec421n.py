@@ -74,9 +74,9 @@ def test_plays_the_same_scripted_games_as_the_engine_env(n_players, pot, n_games
         masks = venv.action_masks()
         for i in range(n_games):
             assert np.array_equal(masks[i], envs[i].action_masks()), i
-            assert venv.done[i] == infos_e[i]["decided"], i
+            assert venv.decided[i] == infos_e[i]["decided"], i
         actions = pick_legal(chooser, masks)
-        was_decided = venv.done.copy()
+        was_decided = venv.decided.copy()
         obs, rewards, dones, infos = venv.step(actions)
         for i in range(n_games):
             obs_e, reward_e, terminated, truncated, infos_e[i] = envs[i].step(int(actions[i]))
@@ -118,7 +118,7 @@ def test_refuses_bad_arguments_and_policies_in_one_line():
     venv = Vec421NEnv(3, policy, seed=0)
     venv.reset()
     bad = np.zeros(3, dtype=np.int64)
-    bad[~venv.done] = [np.flatnonzero(~m)[0] for m in venv.action_masks()[~venv.done]]
+    bad[~venv.decided] = [np.flatnonzero(~m)[0] for m in venv.action_masks()[~venv.decided]]
     with pytest.raises(g.IllegalAction, match=r"^game \d+: action \d+ .* is not legal: the agent"):
         venv.step(bad)
 
@@ -158,7 +158,7 @@ def test_win_rate_matches_the_exact_figure():
     agent = batch_policy("421", greedy)
     wins, games = 0.0, 0
     while games < 40_000:
-        live = np.flatnonzero(~venv.done)
+        live = np.flatnonzero(~venv.decided)
         actions = np.zeros(venv.num_envs, dtype=np.int64)
         actions[live] = agent(venv._obs(live), venv.action_masks()[live], venv.rng)
         _, rewards, dones, _ = venv.step(actions)

@@ -109,7 +109,7 @@ def table_figures(config: RunConfig, agent, exact: bool) -> dict[str, Any]:
     finished, wins = np.zeros(env.num_envs, dtype=np.int64), np.zeros(env.num_envs)
     env.reset()
     while (finished < per_slot).any():
-        live = np.flatnonzero(~env.done)
+        live = np.flatnonzero(~env.decided)
         actions = np.zeros(env.num_envs, dtype=np.int64)
         actions[live] = policy(env._obs(live), env.action_masks()[live], env.rng)
         _, rewards, dones, _ = env.step(actions)
