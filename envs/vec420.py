@@ -28,7 +28,13 @@ Any number of players: ``(126,)`` keep indices or ``(126, 14)`` probabilities
 indexed by the mover's own hand (policies that look only at their own hand, as
 the greedy and foundation bots do).  An opponent with a hand consults the table
 on every turn (a valid table gives a forced hand its only keep); its first roll
-of a round is played without it.
+of a round is played without it.  An opponent may also be a *batch policy*,
+asked live: a callable ``policy(obs, masks, rng) -> keeps`` given the
+observations of the movers' own seats (``codec420`` layout) and their masks,
+at every turn with more than one legal keep (``agents.batch_policy`` makes one
+of any agent, e.g. a frozen network for self-play).  A pool (a list of tables
+and batch policies, with weights) lets every opponent seat of every new game
+draw its own (``opp_index``).
 
 **Rewards and episodes.**  The episode ends when the agent makes 20 (it drops
 out and cannot lose) or is the last player left.  ``reward="outcome"``: +1 or
@@ -46,6 +52,7 @@ and ``done`` (whatever in-range action is given for it).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -239,6 +246,7 @@ class Vec420Env(BatchedVecEnv):
         n_players: int = 2,
         reward: str = "outcome",
         first_players: Sequence[Sequence[int]] | None = None,
+        weights: Sequence[float] | None = None,
     ):
         if isinstance(n_players, bool) or not isinstance(n_players, (int, np.integer)) \
                 or not 2 <= n_players <= g.MAX_PLAYERS:
@@ -266,7 +274,8 @@ class Vec420Env(BatchedVecEnv):
         self.n_players = n_players
         self.agent_seat = agent_seat
         self.reward = reward
-        self.set_opponent(opponent)
+        self.opp_index = np.zeros((num_envs, n_players), dtype=np.int64)  # each seat's draw from a pool
+        self.set_opponent(opponent, weights)
         places = np.arange(n_players + 1)
         # PLACE_REWARD[place]: the agent's reward for finishing in ``place`` (1..N; N = lost).
         self._place_reward = (1.0 - 2.0 * (places - 1) / (n_players - 1) if reward == "rank"
@@ -291,11 +300,35 @@ class Vec420Env(BatchedVecEnv):
         self.pending = np.zeros(n)  # its reward
         self._actions: np.ndarray | None = None
 
-    def set_opponent(self, opponent: np.ndarray) -> None:
-        """Replace the opponents' policy table (e.g. for self-play); checked (``ValueError``)."""
-        self._opp_det, self._opp_cdf = check_opponent_table(opponent, self.n_players)
-        # indexed [mover's hand, other's hand] (two-player tables) or [mover's hand]
-        self._opp_2d = (self._opp_cdf.ndim == 3) if self._opp_det is None else (self._opp_det.ndim == 2)
+    def set_opponent(self, opponent: Any, weights: Sequence[float] | None = None) -> None:
+        """Replace the opponents (e.g. for self-play): a policy table, a batch policy, or a
+        pool of them (a non-empty list) from which every opponent seat of every new game
+        draws one, in proportion to ``weights`` (default equal).  Checked first
+        (``ValueError`` naming the pool entry); nothing changes if refused.  Games in
+        progress keep their draws."""
+        is_pool = isinstance(opponent, list)
+        pool = list(opponent) if is_pool else [opponent]
+        if not pool:
+            raise ValueError("the opponent pool is empty: give at least one policy table or batch policy")
+        prepared = []
+        for i, member in enumerate(pool):
+            if callable(member):
+                prepared.append(member)
+                continue
+            try:
+                det, cdf = check_opponent_table(member, self.n_players)
+            except ValueError as e:
+                raise ValueError(f"pool entry {i}: {e}" if is_pool else str(e)) from None
+            # indexed [mover's hand, other's hand] (two-player tables) or [mover's hand]
+            prepared.append((det, cdf, (cdf.ndim == 3) if det is None else (det.ndim == 2)))
+        w = np.ones(len(pool)) if weights is None else (
+            np.asarray(weights, dtype=np.float64) if np.ndim(weights) == 1 else None)
+        if w is None or len(w) != len(pool) or not np.all(np.isfinite(w) & (w >= 0)) or w.sum() <= 0:
+            raise ValueError(f"pool weights must be {len(pool)} finite non-negative numbers, not all 0; "
+                             f"got {weights!r}")
+        if len(pool) != len(getattr(self, "_pool", pool)):
+            self.opp_index[:] = 0
+        self._pool, self._pool_cdf = prepared, np.cumsum(w / w.sum())
 
     @property
     def dice(self) -> DiceFn:
@@ -354,14 +387,45 @@ class Vec420Env(BatchedVecEnv):
         return won, done, reward
 
     def _opponent_keeps(self, rows: np.ndarray) -> np.ndarray:
+        if len(self._pool) == 1:
+            return self._member_keeps(0, rows)
+        keeps = np.empty(len(rows), dtype=np.int64)
+        drawn = self.opp_index[rows, self.cur[rows]]
+        for k in range(len(self._pool)):
+            mine = np.flatnonzero(drawn == k)
+            if len(mine):
+                keeps[mine] = self._member_keeps(k, rows[mine])
+        return keeps
+
+    def _member_keeps(self, k: int, rows: np.ndarray) -> np.ndarray:
+        """The keeps of pool member ``k`` for the movers of ``rows``."""
+        member = self._pool[k]
         seats = self.cur[rows]
         at = rows * self.n_players
         h = self._flat[at + seats]
-        index = (h, self._flat[at + (seats ^ 1)]) if self._opp_2d else (h,)
-        if self._opp_det is not None:
-            return self._opp_det[index]
+        if callable(member):  # asked live, where it has a choice
+            keeps = np.full(len(rows), g.REROLL_ALL, dtype=np.int64)
+            ask = np.flatnonzero(~FORCED[h])
+            if len(ask):
+                masks = LEGAL[h[ask]]
+                got = np.asarray(member(self._obs(rows[ask], seats[ask]), masks, self.rng))
+                if got.shape != (len(ask),) or got.dtype.kind not in "iu":
+                    raise ValueError(f"pool entry {k} answered {got.dtype} of shape {got.shape}; a batch policy "
+                                     f"returns one integer keep per row, shape ({len(ask)},)")
+                ok = (got >= 0) & (got < g.N_ACTIONS)
+                ok[ok] = masks[np.flatnonzero(ok), got[ok]]
+                if not ok.all():
+                    i = int(np.flatnonzero(~ok)[0])
+                    raise ValueError(f"pool entry {k} played keep {int(got[i])}, which is not legal for "
+                                     f"{g.format_hand(g.HANDS[h[ask][i]])}; legal keeps: {_describe_keeps(h[ask][i])}")
+                keeps[ask] = got
+            return keeps
+        det, cdf, two_d = member
+        index = (h, self._flat[at + (seats ^ 1)]) if two_d else (h,)
+        if det is not None:
+            return det[index]
         u = self.rng.random(len(rows))
-        return (self._opp_cdf[index] < u[:, None]).sum(axis=1)
+        return (cdf[index] < u[:, None]).sum(axis=1)
 
     def _advance(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Play the agent's forced turns and the opponents' turns until the agent has a
@@ -414,6 +478,10 @@ class Vec420Env(BatchedVecEnv):
             self.seat[rows] = SEAT_NAMES.get(self.agent_seat, self.agent_seat)
         first = self._draw_first_players(rows)
         self.first_player[rows] = self.round_first[rows] = self.cur[rows] = first
+        if len(self._pool) > 1:
+            self.opp_index[rows] = np.minimum(np.searchsorted(
+                self._pool_cdf, self.rng.random((n, self.n_players)) * self._pool_cdf[-1], side="right"),
+                len(self._pool) - 1)
         self.hands[rows] = NO_HAND
         self.remaining[rows] = (1 << self.n_players) - 1
         self.n_out[rows] = 0
@@ -466,10 +534,12 @@ class Vec420Env(BatchedVecEnv):
                 dones[going], rewards[going] = self._advance(going)
         return self._finish_step(rewards.astype(np.float32), dones)
 
-    def _obs(self, rows: np.ndarray | None = None) -> np.ndarray:
-        """``codec420.observe(game, agent seat)``: the agent's hand, then the others' clockwise."""
+    def _obs(self, rows: np.ndarray | None = None, viewer: np.ndarray | None = None) -> np.ndarray:
+        """``codec420.observe(game, viewer)`` (default: the agent's seat): the viewer's hand,
+        then the others' clockwise."""
         rows = np.arange(self.num_envs) if rows is None else rows
-        at = rows[:, None] * self.n_players + self._clockwise[self.seat[rows]]
+        viewer = self.seat[rows] if viewer is None else viewer
+        at = rows[:, None] * self.n_players + self._clockwise[viewer]
         return self._obs_dice[self._flat[at]].reshape(len(rows), -1)
 
     def action_masks(self) -> np.ndarray:

@@ -638,3 +638,76 @@ def test_step_wait_without_step_async_says_what_to_do():
     env.reset()
     with pytest.raises(RuntimeError, match=r"^step_wait\(\) without step_async\(actions\): call step\(actions\)$"):
         env.step_wait()
+
+
+# --- live opponents and pools ----------------------------------------------------------
+
+
+def own_hand_of(obs: np.ndarray) -> np.ndarray:
+    """The hand index of the viewer's own dice (the first four numbers; no hand: NO_HAND)."""
+    dice = obs[:, :4]
+    codes = (np.maximum(dice, 1) - 1) @ vec420.POWERS
+    return np.where(dice[:, 0] > 0, vec420.CODE_TO_HAND[codes], vec420.NO_HAND)
+
+
+@pytest.mark.parametrize("n_players", [3, 4])
+def test_a_batch_policy_plays_the_same_games_as_its_table(n_players):
+    """An own-hand keep table asked live, from the observation of the mover's own seat, plays
+    exactly the games the table plays (deterministic: no draw from the generator)."""
+    table = random_keep_table(n_players, two_player=False)
+    asked = []
+
+    def live(obs, masks, rng):
+        h = own_hand_of(obs)
+        assert np.array_equal(masks, vec420.LEGAL[h]) and not vec420.FORCED[h].any()  # asked at choices only
+        asked.append(len(obs))
+        return table[h]
+
+    a = Vec420Env(64, table, seed=4, n_players=n_players)
+    b = Vec420Env(64, live, seed=4, n_players=n_players)
+    a.seed(4), b.seed(4)
+    oa, ob = a.reset(), b.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        assert np.array_equal(oa, ob)
+        actions = (rng.random((64, g.N_ACTIONS)) * a.action_masks()).argmax(axis=1)
+        oa, ra, da, _ = a.step(actions)
+        ob, rb, db, _ = b.step(actions)
+        assert np.array_equal(ra, rb) and np.array_equal(da, db)
+    assert sum(asked) > 1000
+
+
+def test_the_movers_observation_is_its_own_seat_first_then_clockwise():
+    env = Vec420Env(32, random_keep_table(4, two_player=False), seed=1, n_players=4)
+    env.reset()
+    rows = np.arange(32)
+    for viewer in range(4):
+        obs = env._obs(rows, np.full(32, viewer)).reshape(32, 4, 4)
+        for k in range(4):
+            seat_hands = env.hands[rows, (viewer + k) % 4]
+            assert np.array_equal(obs[:, k], env._obs_dice[seat_hands])
+
+
+def test_a_pool_draws_per_seat_and_bad_members_are_named():
+    table = random_keep_table(3, two_player=False)
+    calls = []
+
+    def live(obs, masks, rng):
+        calls.append(len(obs))
+        return table[own_hand_of(obs)]
+
+    env = Vec420Env(512, [table, live], seed=2, n_players=3, weights=[0.25, 0.75])
+    env.reset()
+    others = env.opp_index[np.arange(512)[:, None], (env.seat[:, None] + np.array([1, 2])) % 3]
+    assert 0.65 < (others == 1).mean() < 0.85
+    env.step((np.random.default_rng(0).random((512, g.N_ACTIONS)) * env.action_masks()).argmax(axis=1))
+    assert calls
+    with pytest.raises(ValueError, match="pool entry 1: the opponent must be a policy table"):
+        env.set_opponent([table, np.zeros(3)])
+    with pytest.raises(ValueError, match="pool weights must be 2"):
+        env.set_opponent([table, live], weights=[1.0, -1.0])
+    six_six_six = g.KEEPS.index((6, 6, 6))  # legal only with three sixes
+    env.set_opponent([table, lambda obs, masks, rng: np.full(len(obs), six_six_six)])
+    with pytest.raises(ValueError, match=f"pool entry 1 played keep {six_six_six}, which is not legal for"):
+        for _ in range(20):
+            env.step((np.random.default_rng(0).random((512, g.N_ACTIONS)) * env.action_masks()).argmax(axis=1))
