@@ -9,8 +9,9 @@ what the giver holds, as H4 caps them), with a bonus for leaving the game.
 
 Every bot also answers a whole batch at once (``action_probs``, one-hot rows of
 exactly what ``act`` plays): exact evaluation asks it at every two-player
-discharge decision (``agents.solver421.policy_table``, ~131k for pot 15).  The
-two-player discharge decisions are vectorised (the heuristic looks its plan up
+discharge decision (``agents.solver421.policy_table``, ~131k for pot 15), and
+batched three-player games at thousands of rows a step.  The discharge decisions
+of two- and three-player rounds are vectorised (the heuristic looks its plan up
 once per round view, then indexes by hand); any other row goes through ``act``.
 """
 
@@ -188,19 +189,18 @@ def _argmax_legal(q: np.ndarray, action_mask: np.ndarray) -> int:
 
 # ---------------------------------------------------------------- batches of decisions
 
-_S = codec421.OTHERS_START  # other slot 0: the opponent in a two-player game
-_OTHER_HAND = slice(_S + 1, _S + 4)
-# _RANK_OF_DICE[a, b, c]: g.hand_rank of the dice a, b, c in any order; -1 where a die is 0.
-_RANK_OF_DICE = np.full((7, 7, 7), -1, dtype=np.int64)
+_S = codec421.OTHERS_START  # other slot 0: relative position 1 (the opponent in a two-player game)
+_SLOTS = (_S, _S + codec421.OTHER_SLOT_SIZE)  # the other slots: relative positions 1 and 2
+# _RANK_OF_DICE[a, b, c]: g.hand_rank of the dice a, b, c in any order; -1 where a die is 0 or 7.
+_RANK_OF_DICE = np.full((8, 8, 8), -1, dtype=np.int64)
 for _dice in product(range(1, 7), repeat=3):
     _RANK_OF_DICE[_dice] = g.hand_rank(_dice)
 
 
 def _ranks(dice: np.ndarray) -> np.ndarray:
     """g.hand_rank of each row of (N, 3) dice; -1 where it would raise (a die not in 1..6)."""
-    d0, d1, d2 = dice[:, 0], dice[:, 1], dice[:, 2]
-    valid = (d0 >= 1) & (d0 <= 6) & (d1 >= 1) & (d1 <= 6) & (d2 >= 1) & (d2 <= 6)
-    return np.take(_RANK_OF_DICE.reshape(-1), np.where(valid, (d0 * 7 + d1) * 7 + d2, 0))
+    d = np.minimum(np.maximum(dice, 0), 7)  # a die out of 1..6 reads as 0 or 7: -1
+    return _RANK_OF_DICE.reshape(-1)[(d[:, 0] * 8 + d[:, 1]) * 8 + d[:, 2]]
 
 
 def _as_int_rows(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -245,55 +245,107 @@ class _BatchedBot(DeterministicAgent):
         return probs
 
 
+def _round_orders() -> np.ndarray:
+    """ORDER[n_players - 2, start, in game at relative position 1, at 2]: the round's order
+    (relative positions clockwise from ``start``, the first player flagged as leader, or 0 if
+    none; those not in game skipped), padded with -1: ``Obs421.round_order`` in every case."""
+    table = np.full((2, codec421.MAX_PLAYERS, 2, 2, codec421.MAX_PLAYERS), -1, dtype=np.int64)
+    for n, start, in_1, in_2 in product((2, 3), range(3), (0, 1), (0, 1)):
+        if start < n:
+            others = tuple(codec421.OtherPlayer(False, None, 0, bool(in_game), p == start)
+                           for p, in_game in zip((1, 2), (in_1, in_2)[: n - 1]))
+            order = codec421.Obs421(None, 0, 0, start == 0, 0, others, 0, 0, g.DISCHARGE, n).round_order()
+            table[n - 2, start, in_1, in_2, : len(order)] = order
+    return table.reshape(-1, codec421.MAX_PLAYERS)
+
+
+# By the round's configuration ((n_players - 2) * 3 + start) * 4 + in_1 * 2 + in_2: its order
+# (relative position at each place), how many play, and the observer's place.
+_ROUND_ORDER = _round_orders()
+_ROUND_SIZE = np.count_nonzero(_ROUND_ORDER >= 0, axis=1)
+_ROUND_PLACE = np.argmax(_ROUND_ORDER == 0, axis=1)
+# Columns by relative position (0 = the observer, 1 and 2 the other slots).
+_DICE = np.r_[codec421.HAND, [s + d for s in _SLOTS for d in range(1, 4)]]
+_TOKEN_COLUMNS = np.array([codec421.TOKENS] + [s + codec421.O_TOKENS for s in _SLOTS])
+_PLAYED_COLUMNS = np.array([s + codec421.O_PLAYED for s in _SLOTS])  # positions 1 and 2 only
+
+
+def _groups(parts: list[tuple[np.ndarray, int]], rows: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
+    """``rows`` grouped by a key of small integers (``parts``: each part's value at every row, in
+    0..size-1 at ``rows``, and its size): (each group's key as a list of ints, each row's group).
+    The values at other rows may be anything (the code is read at ``rows`` only)."""
+    code = parts[0][0]
+    for part, size in parts[1:]:
+        code = code * size + part
+    codes, group = np.unique(code[rows], return_inverse=True)
+    sizes, strides = [size for _, size in parts], [1]
+    for size in sizes[:0:-1]:
+        strides.insert(0, strides[0] * size)
+    return (codes[:, None] // strides % sizes).tolist(), group.reshape(-1)
+
+
 def _heuristic_actions(bonus: float, o: np.ndarray, legal: np.ndarray, ok: np.ndarray) -> np.ndarray:
-    """``HeuristicAgent(bonus).act`` at the two-player discharge decisions among the rows
-    (-1 elsewhere).  Rows are grouped by what the plan depends on (leader or follower,
-    tokens by round position capped at TOKEN_CAP, the leader's hand, rolls owed); each
-    group's Q[hand, action] is looked up once in the cached plan, then indexed by hand."""
+    """``HeuristicAgent(bonus).act`` at the discharge decisions among the rows, in rounds of two
+    or three players (-1 elsewhere, left to ``act``).  As in ``_round_view``, the round's order
+    is clockwise from the leader, skipping players not in game, and the plan depends on the
+    tokens by place in that order (capped at TOKEN_CAP), the hands played before the observer
+    and the rolls owed.  Rows are grouped by that key; each group's plan is looked up once in
+    the caches (``leader_plan``, ``follower_values``), then indexed by hand."""
     actions = np.full(len(o), -1, dtype=np.int64)
-    h = _ranks(o[:, codec421.HAND])
+    n_players = o[:, codec421.N_PLAYERS]
+    three = n_players == 3  # decode reads the second other slot only then
+    ranks = _ranks(o[:, _DICE].reshape(-1, 3)).reshape(-1, 3)  # by relative position
+    h = ranks[:, 0]
     used, allowed = o[:, codec421.ROLLS_USED], o[:, codec421.ROLLS_ALLOWED]
     left = allowed - used
-    mine = np.minimum(o[:, codec421.TOKENS], TOKEN_CAP)
-    theirs = np.minimum(o[:, _S + codec421.O_TOKENS], TOKEN_CAP)
-    leader_hand = _ranks(o[:, _OTHER_HAND])
-    # Two players, both in the round: the order is (leader, follower).
-    two = (ok & (o[:, codec421.N_PLAYERS] == 2) & (o[:, _S + codec421.O_IN_GAME] != 0) & (h >= 0)
-           & (mine >= 0) & (theirs >= 0))
     i_lead = o[:, codec421.IS_LEADER] != 0
-    lead = two & i_lead & ((used == 1) | (used == 2))
-    foll = (two & ~i_lead & (o[:, _S + codec421.O_IS_LEADER] != 0) & (o[:, _S + codec421.O_PLAYED] != 0)
-            & (leader_hand >= 0) & (allowed >= 1) & (allowed <= g.MAX_ROLLS)
-            & (left >= 1) & (left <= np.maximum(allowed - 1, 1)))  # follower_values has max(1, n - 1) entries
-    rows = np.flatnonzero(lead | foll)
+    # The round (Obs421.round_order): from the first player flagged as leader (0 if none), in game.
+    flag_1, flag_2 = o[:, _S + codec421.O_IS_LEADER] != 0, three & (o[:, _SLOTS[1] + codec421.O_IS_LEADER] != 0)
+    start = np.where(i_lead, 0, np.where(flag_1, 1, np.where(flag_2, 2, 0)))
+    in_1, in_2 = o[:, _S + codec421.O_IN_GAME] != 0, three & (o[:, _SLOTS[1] + codec421.O_IN_GAME] != 0)
+    config = ((three * 3 + start) * 2 + in_1) * 2 + in_2
+    order, m, pos = _ROUND_ORDER[config], _ROUND_SIZE[config], _ROUND_PLACE[config]
+    # By place: tokens (capped; 0 past the last), and the ranks of the hands shown as played at
+    # places 0 and 1 when before the observer's (-1 elsewhere, and where decode shows none).
+    at = codec421.MAX_PLAYERS * np.arange(len(o))[:, None] + np.maximum(order, 0)
+    tokens = np.minimum(o[:, _TOKEN_COLUMNS].reshape(-1)[at], TOKEN_CAP) * (order >= 0)
+    shown = np.where(o[:, _PLAYED_COLUMNS] != 0, ranks[:, 1:], -1).reshape(-1)  # [2 * row + position - 1]
+    played = [np.where(pos > j, shown[2 * np.arange(len(o)) + np.maximum(order[:, j] - 1, 0)], -1) for j in (0, 1)]
+    seen = ((pos <= 0) | (played[0] >= 0)) & ((pos <= 1) | (played[1] >= 0))  # hand_rank reads them all
+    base = ok & ((n_players == 2) | three) & (m >= 2) & (h >= 0) & np.all(tokens >= 0, axis=1)
+    is_lead = base & i_lead & ((used == 1) | (used == 2))
+    is_foll = (base & ~i_lead & (pos >= 1) & seen & (allowed >= 1) & (allowed <= g.MAX_ROLLS)
+               & (left >= 1) & (left <= np.maximum(allowed - 1, 1)))  # follower_values has max(1, n - 1) tables
+    rows = np.flatnonzero(is_lead | is_foll)
     if not len(rows):
         return actions
-    lead, mine, theirs, leader_hand = lead[rows], mine[rows], theirs[rows], leader_hand[rows]
-    # A group's key, every part in a small range: leader or not, tokens of the leader then
-    # of the follower (0..TOKEN_CAP), the leader's hand (-1 for the leader itself), the
-    # follower's rolls (0 for the leader), and which of the plan's tables (0..2).
-    parts = [(lead, 2), (np.where(lead, mine, theirs), TOKEN_CAP + 1), (np.where(lead, theirs, mine), TOKEN_CAP + 1),
-             (np.where(lead, -1, leader_hand) + 1, N_HANDS + 1), (np.where(lead, 0, allowed[rows]), g.MAX_ROLLS + 1),
-             (np.where(lead, used[rows] - 1, left[rows] - 1), g.MAX_ROLLS)]
-    code = np.zeros(len(rows), dtype=np.int64)
-    for part, size in parts:
-        code = code * size + part
-    codes, inverse = np.unique(code, return_inverse=True)
-    q = np.empty((len(codes), N_HANDS, g.N_ACTIONS))
-    for j, c in enumerate(codes.tolist()):
-        key = []
-        for _, size in reversed(parts):
-            c, digit = divmod(c, size)
-            key.append(digit)
-        k, n_rolls, played, t_follower, t_leader, is_lead = key
-        if is_lead:
-            q[j] = leader_plan((t_leader, t_follower), bonus)[k]
-        else:
-            values = follower_values((played - 1,), (t_leader, t_follower), n_rolls, bonus)[k]
-            q[j, :, g.STOP] = -np.inf
-            q[j, :, 1:] = np.where(KEEP_LEGAL, KEEP_TRANSITIONS @ values, -np.inf)  # as _keep_q_row, to the bit
-    q_rows = np.take(q.reshape(-1, g.N_ACTIONS), inverse.reshape(-1) * N_HANDS + h[rows], axis=0)  # q[group, hand]
-    actions[rows] = np.argmax(np.where(legal[rows], q_rows, -np.inf), axis=1)
+    # A group's key: leader (0) or follower (1), players - 2, the follower's place - 1, tokens by
+    # place, the hands played before the follower (rank + 1, 0 for none), the follower's rolls
+    # (0 for the leader), and which of the plan's tables (rolls used - 1, or rolls left - 1).
+    keys, group = _groups([(is_foll, 2), (m - 2, 2), (np.maximum(pos - 1, 0), 2),
+                           *[(tokens[:, j], TOKEN_CAP + 1) for j in range(codec421.MAX_PLAYERS)],
+                           (played[0] + 1, N_HANDS + 1), (played[1] + 1, N_HANDS + 1),
+                           (np.where(is_foll, allowed, 0), g.MAX_ROLLS + 1), (np.where(is_foll, left, used) - 1, 2)],
+                          rows)
+    n_lead = len(keys) - sum(key[0] for key in keys)  # the leaders' keys sort first
+    hand = h[rows]
+    if n_lead:  # the plan's Q[hand, action] of each group (13 kB), indexed by hand
+        plans = np.stack([leader_plan((t0, t1, t2)[: players + 2], bonus)[k]
+                          for _, players, _, t0, t1, t2, _, _, _, k in keys[:n_lead]])
+        lead = np.flatnonzero(group < n_lead)
+        q = plans.reshape(-1, g.N_ACTIONS)[group[lead] * N_HANDS + hand[lead]]
+        actions[rows[lead]] = np.argmax(np.where(legal[rows[lead]], q, -np.inf), axis=1)
+    if n_lead < len(keys):  # Q[keep] of each group, then the keeps legal for the hand
+        keep_q = np.empty((len(keys) - n_lead, N_KEEPS))
+        for j, (_, players, place, t0, t1, t2, l0, l1, n_rolls, k) in enumerate(keys[n_lead:]):
+            values = follower_values((l0 - 1, l1 - 1)[: place + 1], (t0, t1, t2)[: players + 2], n_rolls, bonus)[k]
+            keep_q[j] = KEEP_TRANSITIONS @ values  # as _keep_q_row, to the bit
+        foll = np.flatnonzero(group >= n_lead)
+        # act's Q has STOP at -inf and every keep finite: its argmax is the first best allowed keep,
+        # or STOP (index 0) when no keep is allowed.
+        allowed_keeps = legal[rows[foll], 1:] & KEEP_LEGAL[hand[foll]]
+        best = np.argmax(np.where(allowed_keeps, keep_q[group[foll] - n_lead], -np.inf), axis=1)
+        actions[rows[foll]] = np.where(allowed_keeps[np.arange(len(foll)), best], 1 + best, g.STOP)
     return actions
 
 

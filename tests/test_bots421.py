@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 
 import agents
-from agents import bots421, make_agent, solver421
+from agents import bots421, exact421n, make_agent, solver421
 from agents.base import RandomAgent
 from agents.bots421 import CautiousAgent, Greedy421Agent, HeuristicAgent
 from envs import codec421
 from envs import game421 as g
 from envs.dice import ScriptedDice
 from envs.dice421_env import Dice421Env
+from envs.policy421 import FOLLOWER_LEGAL, LEADER_LEGAL
 from helpers import BOT_NAMES_421, played
 
 
@@ -361,16 +362,21 @@ def test_policy_table_never_asks_act_at_two_player_decisions(name, monkeypatch):
 
 
 def test_action_probs_hands_other_rows_to_act():
-    # Rows it does not vectorise (three players here) go through act, one by one.
+    # Rows it does not vectorise go through act, one by one: here a three-player leader's
+    # observation with no roll made yet (not a decision the engine asks, but act answers it).
     calls = []
     bot = HeuristicAgent()
     act = bot.act
-    bot.act = lambda obs, mask: calls.append(int(obs[codec421.N_PLAYERS])) or act(obs, mask)
+    bot.act = lambda obs, mask: calls.append(int(obs[codec421.ROLLS_USED])) or act(obs, mask)
     two, masks2 = solver_decisions(6, sample=10)
     game = discharge_game("653 111", n_players=3)
     three, mask3 = codec421.observe(game, game.current_player), codec421.legal_mask(game.legal_actions())
-    bot.action_probs(np.vstack([two, three[None]]), np.vstack([masks2, mask3[None]]))
-    assert calls == [3]
+    odd = three.copy()
+    odd[codec421.ROLLS_USED] = 0
+    obs, masks = np.vstack([two, three[None], odd[None]]), np.vstack([masks2, mask3[None], mask3[None]])
+    probs = bot.action_probs(obs, masks)
+    assert calls == [0]  # the odd row only: the three-player decision is vectorised
+    assert np.array_equal(probs, one_hot_of_act(HeuristicAgent(), obs, masks))
 
 
 def test_final_hand_values_of_the_follower_of_two_is_round_utility_per_hand():
@@ -384,10 +390,11 @@ def test_final_hand_values_of_the_follower_of_two_is_round_utility_per_hand():
                 assert np.array_equal(bots421.final_hand_values((hand,), tokens, 3, bonus), expected)
 
 
-def mutated_decisions(obs, masks, seed=0):
+def mutated_decisions(obs, masks, seed=0, second_slot=False):
     """Real decisions with one to three fields changed at random (who leads, who has played,
-    who is still in, rolls, tokens, the number of players, dice order or no dice): the
-    odd corners of what act accepts, to check the batch sends each row the way act does."""
+    who is still in, rolls, tokens, the number of players, dice order or no dice; of the
+    second other slot too with ``second_slot``): the odd corners of what act accepts, to
+    check the batch sends each row the way act does."""
     rng = np.random.default_rng(seed)
     s = codec421.OTHERS_START
     fields = [  # (columns, values)
@@ -396,6 +403,11 @@ def mutated_decisions(obs, masks, seed=0):
         ([codec421.TOKENS], range(16)), ([s + codec421.O_TOKENS], range(16)), ([codec421.N_PLAYERS], (2, 3)),
         ([0, 1, 2], None), ([s + 1, s + 2, s + 3], None),
     ]
+    if second_slot:
+        s += codec421.OTHER_SLOT_SIZE
+        fields += [([s + codec421.O_IS_LEADER], (0, 1)), ([s + codec421.O_PLAYED], (0, 1)),
+                   ([s + codec421.O_IN_GAME], (0, 1)), ([s + codec421.O_TOKENS], range(16)),
+                   ([s + 1, s + 2, s + 3], None)]
     out = obs.copy()
     for row in out:
         for f in rng.choice(len(fields), size=rng.integers(1, 4), replace=False):
@@ -416,6 +428,108 @@ def test_action_probs_is_act_at_odd_observations(name, real_decisions):
     solver_obs, solver_masks = solver_decisions(15, sample=1000, seed=3)
     obs, masks = mutated_decisions(np.concatenate([real_decisions[0][two], solver_obs]),
                                    np.concatenate([real_decisions[1][two], solver_masks]))
+    accepted = []
+    for i, (o, m) in enumerate(zip(obs, masks)):
+        try:
+            bot.act(o.copy(), m.copy())
+        except Exception as error:  # the batch must raise on this row just as act does
+            with pytest.raises(type(error)):
+                bot.action_probs(o[None], m[None])
+        else:
+            accepted.append(i)
+    assert len(accepted) > 0.5 * len(obs)
+    assert_batch_is_act(bot, obs[accepted], masks[accepted])
+
+
+# --- batched decisions in three-player rounds: action_probs plans them too -------------------
+
+
+def round_place(obs) -> tuple[int, int]:
+    """(players in the round, the observer's place in its order) of a decision observation."""
+    order = codec421.decode(obs).round_order()
+    return len(order), order.index(0)
+
+
+def assert_batch_never_asks_act(bot, obs, masks, monkeypatch):
+    """Every row takes the batch's vectorised path: ``_batch_actions`` leaves none to act
+    (for cautious, its follower rows are ``_heuristic_actions``'), and act is never called."""
+    o, ok = bots421._as_int_rows(obs)
+    assert np.all(bot._batch_actions(o, masks.astype(bool), ok) >= 0)
+    want = one_hot_of_act(bot, obs, masks)
+
+    def no_act(obs, action_mask):
+        raise AssertionError(f"act called at {codec421.decode(obs)}")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(bot, "act", no_act)
+        if isinstance(bot, CautiousAgent):
+            patch.setattr(bot.follower, "act", no_act)
+        assert np.array_equal(bot.action_probs(obs.copy(), masks.copy()), want)
+
+
+@pytest.fixture(scope="module")
+def three_player_decisions():
+    """(obs, masks) at every decision of three-player games (the engine, pots 5, 15 and 40):
+    random legal moves, the heuristic itself and mixed tables.  Players leave the game as
+    they run out of tokens, so many rounds are played by two with the third out."""
+    log = []
+    tables = [("random",) * 3, ("heuristic",) * 3, ("heuristic", "random", "random"),
+              ("random", "cautious", "heuristic")]
+    for i in range(48):
+        names = tables[i % len(tables)]
+        played("421", [Recorder(make_agent("421", name, seed=i * 3 + s), log) for s, name in enumerate(names)],
+               seed=500 + i, pot=(5, 15, 40)[i % 3])
+    obs = np.stack([o for o, _ in log])
+    masks = np.stack([m for _, m in log])
+    assert set(obs[:, codec421.N_PLAYERS]) == {3}
+    places = [round_place(o) for o in obs]
+    for place in [(3, 0), (3, 1), (3, 2), (2, 0), (2, 1)]:  # leaders, first and last followers, rounds of two
+        assert places.count(place) > 30, (place, places.count(place))
+    return obs, masks
+
+
+@pytest.mark.parametrize("name", ["heuristic", "cautious"])
+def test_action_probs_plans_three_player_decisions_of_real_games(name, three_player_decisions, monkeypatch):
+    bot = make_agent("421", name)
+    obs, masks = three_player_decisions
+    assert_batch_never_asks_act(bot, obs, masks, monkeypatch)
+    assert_batch_never_asks_act(bot, np.concatenate([obs, obs]), awkward_masks(bot, obs, masks, seed=4), monkeypatch)
+    assert_batch_is_act(bot, obs.astype(np.float64), masks.astype(np.int8))
+    # One row at a time, and the rows of one game in a batch of other games' rows, answer the same.
+    for i in range(0, len(obs), 97):
+        assert_batch_is_act(bot, obs[i : i + 1], masks[i : i + 1])
+
+
+SITUATIONS_3 = [  # seen from seat 0: tokens from it clockwise, the leader's place; above TOKEN_CAP too
+    exact421n.Situation(3, (4, 5, 6), 0),  # the leader of three
+    exact421n.Situation(3, (2, 1, 12), 2),  # the first follower of three
+    exact421n.Situation(3, (5, 6, 4), 1),  # the last follower of three
+    exact421n.Situation(3, (6, 0, 9), 0),  # the leader of two: the next seat has left
+    exact421n.Situation(3, (3, 0, 12), 2),  # the follower of two, the leader two seats on
+]
+
+
+@pytest.mark.parametrize("name", ["heuristic", "cautious"])
+def test_action_probs_plans_every_decision_of_three_player_situations(name, monkeypatch):
+    # Situation.decision_observations (what exact421n asks at each decision), a sample of each.
+    bot = make_agent("421", name)
+    rng = np.random.default_rng(5)
+    for situation in SITUATIONS_3:
+        obs = situation.decision_observations()
+        legal = LEADER_LEGAL if situation.position == 0 else FOLLOWER_LEGAL
+        masks = np.broadcast_to(legal, obs.shape[:-1] + (g.N_ACTIONS,)).reshape(-1, g.N_ACTIONS)
+        obs = obs.reshape(-1, codec421.OBS_SIZE)
+        pick = rng.choice(len(obs), size=min(len(obs), 1500), replace=False)
+        assert {round_place(o) for o in obs[pick]} == {(len(situation.order), situation.position)}
+        assert_batch_never_asks_act(bot, obs[pick], masks[pick], monkeypatch)
+
+
+@pytest.mark.parametrize("name", ["heuristic", "cautious"])
+def test_action_probs_is_act_at_odd_three_player_observations(name, three_player_decisions):
+    # The odd corners again, both other slots changed: who leads, who is in, who has played.
+    bot = make_agent("421", name)
+    obs, masks = three_player_decisions
+    obs, masks = mutated_decisions(obs, masks, seed=6, second_slot=True)
     accepted = []
     for i, (o, m) in enumerate(zip(obs, masks)):
         try:
