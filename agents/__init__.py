@@ -68,6 +68,20 @@ def batch_policy(game: str, agent) -> BatchPolicy:
     return BatchPolicy(make_agent(game, agent) if isinstance(agent, str) else agent)
 
 
+def live_opponent(game: str, agent, n_players: int):
+    """An agent (or a name) in the form the game's live env plays it fastest at a table of
+    ``n_players``: its table where the game makes one for it (``GameSpec.live_table``,
+    e.g. a 420 bot that plays from its own hand), else a batch policy."""
+    spec = games.get(game)
+    agent = make_agent(game, agent, seed=0) if isinstance(agent, str) else agent
+    if spec.live_table:
+        try:
+            return games.load(spec.live_table)(agent, n_players)
+        except ValueError:
+            pass
+    return BatchPolicy(agent)
+
+
 def make_env(env_id: str = "Dice420-v0", opponent=None, **kwargs):
     """``gymnasium.make(env_id, ...)`` with opponents given by name: a name, or a list
     of names (one per other seat), becomes agents through :func:`make_agent`.  The

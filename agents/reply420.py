@@ -143,6 +143,14 @@ def own_hand_table(agent, n_players: int) -> np.ndarray:
     return probs
 
 
+def live_table(agent, n_players: int) -> np.ndarray:
+    """An own-hand agent as the table ``envs.vec420.Vec420Env`` plays at ``n_players``:
+    keep indices (126,) if it is deterministic, else probabilities (126, 14);
+    ``ValueError`` for an agent that looks at other hands (ask it live instead)."""
+    probs = own_hand_table(agent, n_players)
+    return probs.argmax(axis=1) if np.all((probs == 0) | (probs == 1)) else probs
+
+
 def table_policies(n_players: int, seats: Sequence) -> list[np.ndarray]:
     """Every seat's own-hand policy, checked (one agent or table per seat, seat 0 first)."""
     check_players(n_players)
@@ -647,6 +655,23 @@ class SeatFigures:
         """Best reply minus the seat, in percentage points; 0 below the solver's precision."""
         diff = self.best - self.not_losing
         return 0.0 if abs(diff) < 1e-12 else 100.0 * diff
+
+
+def seat_figures(agents: Sequence, seat: int = 0, tol: float = DEFAULT_TOL) -> tuple[float, float]:
+    """(P(not losing) of ``agents[seat]`` at this table, its best reply's), both exact: by the
+    lumped computation when every seat plays from its own hand, else (up to
+    ``JOINT_MAX_PLAYERS``) over the full state; beyond, ``ValueError`` (one line)."""
+    n = check_players(len(agents))
+    try:
+        policies = table_policies(n, agents)
+    except ValueError as e:
+        if n > JOINT_MAX_PLAYERS:
+            raise ValueError(f"{e} (agents that look at other hands are supported up to "
+                             f"{JOINT_MAX_PLAYERS} players)") from None
+        cache: dict = {}
+        return (solve_seat_joint(n, agents, seat, own=True, tol=tol, cache=cache).value,
+                solve_seat_joint(n, agents, seat, tol=tol, cache=cache).value)
+    return float(not_losing(n, policies)[seat]), best_reply(n, policies, seat, tol).value
 
 
 def table_figures(n_players: int, seats: Sequence, tol: float = DEFAULT_TOL) -> list[SeatFigures]:

@@ -72,6 +72,9 @@ class GameSpec:
     # (agents.batch_policy): (num_envs, policies, n_players=, seed=, weights=, **options)
     live_env: str = ""
     live_players: tuple[int, ...] = ()  # the player counts training plays in it
+    # "module:function" (agent, n_players) -> a table the live env plays instead of asking the
+    # agent live (faster), or ValueError for an agent it cannot tabulate
+    live_table: str = ""
     observation_bounds: Callable[..., tuple[Any, Any, tuple[int, ...]]] = None  # (n_players, **options)
     # agents (agents/): bot name -> "module:factory"; factories take ``seed=`` when they need one
     bots: Mapping[str, str] = field(default_factory=dict)
@@ -82,7 +85,8 @@ class GameSpec:
     shipped: str = ""  # the shipped trained bot, "ppo-420"
     suggested_bot: str = "random"  # what to suggest when the shipped bot cannot load
     exact: str = ""  # module with the exact two-player evaluator
-    exact_n: str = ""  # module with exact tables of more players: evaluate_table(agents, **options), best_reply
+    # module with exact tables of more players: seat_figures(agents, seat, **options) -> (P(not losing), best reply's)
+    exact_n: str = ""
     default_bot: Mapping[int, str] = field(default_factory=dict)  # players -> the terminal's default opponent
     # How a finishing order ranks the players in tournament ratings: "left" ranks the
     # winners by the order they left the table, then the loser; "tied" ties every
@@ -196,6 +200,9 @@ register(GameSpec(
     env_id="Dice420-v0",
     aec_module="envs.aec.dice420_v0",
     batched_env="envs.vec420:Vec420Env",
+    live_env="envs.vec420:Vec420Env",  # opponents may be tables or batch policies
+    live_players=tuple(range(3, g420.MAX_PLAYERS + 1)),
+    live_table="agents.reply420:live_table",  # own-hand bots: a lookup, not a call per row
     observation_bounds=codec420.space_bounds,
     bots={
         "random": "agents.base:RandomAgent",
@@ -206,6 +213,7 @@ register(GameSpec(
     shipped="ppo-420",
     suggested_bot="optimal",
     exact="agents.solver420",
+    exact_n="agents.reply420",
     default_bot={2: "ppo-420", **{n: "optimal" for n in range(3, g420.MAX_PLAYERS + 1)}},
     finish_ranking="left",  # the order players made 20 and dropped out (R7)
     exact_tables={2: "play.tournament:exact_heads_up_420", None: "play.tournament:exact_race_420"},

@@ -217,3 +217,25 @@ def test_evaluate_refuses_a_wrong_table_with_one_line():
     with pytest.raises(UsageError, match="own hand") as e:
         exact420.evaluate([("peeker", LooksAtTheNextHand())], True, 0, 5, out, players=4)
     assert "\n" not in str(e.value)
+
+
+def test_seat_figures_are_the_tables_figures_of_one_seat_and_refuse_in_one_line():
+    bots = [make_agent("420", name) for name in ("greedy", "optimal", "foundation")]
+    every = R.table_figures(3, bots)
+    for seat in range(3):
+        value, best = R.seat_figures(bots, seat)
+        assert (value, best) == (every[seat].not_losing, every[seat].best)
+    peeker, greedy = LooksAtTheNextHand(), make_agent("420", "greedy")
+    value, best = R.seat_figures([peeker, greedy], 1)  # the full state at two players
+    assert abs(value - R.solve_seat_joint(2, [peeker, greedy], 1, own=True).value) < 1e-15 and best >= value
+    with pytest.raises(ValueError, match="own hand.*up to 3 players") as e:
+        R.seat_figures([peeker, greedy, greedy, greedy])
+    assert "\n" not in str(e.value)
+
+
+def test_own_hand_bots_become_the_tables_the_batched_env_plays():
+    for name in ("greedy", "foundation", "optimal"):
+        table = R.live_table(make_agent("420", name), 3)
+        assert table.shape == (126,) and np.array_equal(table, R.own_hand_table(make_agent("420", name), 3).argmax(1))
+    with pytest.raises(ValueError, match="does not play from its own hand alone"):
+        R.live_table(LooksAtTheNextHand(), 3)

@@ -89,3 +89,35 @@ def test_a_three_player_run_reports_its_exact_table_and_resumes(small3, tmp_path
     assert train_main(argv(tmp_path, "s3", 4096, "--resume")) == 0
     assert "resuming" in capsys.readouterr().out
     assert json.loads((tmp_path / "ck" / "s3.json").read_text())["timesteps"] == 4096
+
+
+@pytest.fixture
+def small420(monkeypatch):
+    """ppo-420-4p with a small network, rollouts of 32 x 32 steps and a snapshot every two."""
+    base = P.PRESETS["ppo-420-4p"]
+    small = replace(base, n_envs=32, snapshot_every=2048, threads=1,
+                    policy={**base.policy, "net_arch": {"pi": [16], "vf": [16]}},
+                    ppo={**base.ppo, "n_steps": 32, "batch_size": 256, "n_epochs": 1})
+    monkeypatch.setitem(P.PRESETS, "ppo-420-4p", small)
+    return small
+
+
+def test_a_four_player_420_run_plays_its_pool_and_says_why_its_figure_is_sampled(small420, tmp_path, capsys):
+    config = RunConfig(small420, timesteps=4096, seed=3, n_envs=32, logdir=tmp_path, checkpoint_dir=tmp_path, name="f")
+    env = make_env(config)
+    model = build_model(config, env)
+    self_play = SelfPlay(config)
+    assert self_play.update(model)
+    venv = env.venv
+    assert venv.n_players == 4 and len(venv._pool) == 3 + 4
+    # the bots play from their own hand: tables; the snapshots are asked live
+    assert all(isinstance(m, tuple) for m in venv._pool[:3]) and all(callable(m) for m in venv._pool[3:])
+    env.close()
+    args = ["ppo-420-4p", "--timesteps", "2048", "--eval-every", "100000", "--seed", "3", "--logdir",
+            str(tmp_path / "runs"), "--checkpoint-dir", str(tmp_path / "ck"), "--name", "f4", "--no-progress-bar"]
+    assert train_main(args) == 0
+    out = capsys.readouterr().out
+    assert "P(not losing), 4 players (sampled, 20,480 games; fair share 0.7500)" in out
+    assert "no exact figure:" in out and "up to 3 players" in out
+    meta = json.loads((tmp_path / "ck" / "f4.json").read_text())
+    assert meta["exact"]["exact_table"] is False and 0 < meta["exact"]["table_vs_optimal_optimal_optimal"] < 1

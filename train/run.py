@@ -91,19 +91,24 @@ def table_versus(preset: Preset) -> tuple[str, ...]:
 def table_figures(config: RunConfig, agent, exact: bool) -> dict[str, Any]:
     """A run of more than two players, measured at the table of ``table_versus``:
     ``table_vs_A_B`` its P(not losing), sampled over ``TABLE_GAMES`` games (``table_se_pp``
-    its standard error) during training, or ``exact`` (``GameSpec.exact_n``) with its
-    regret (``table_regret_pp``: what the exact best reply there gets more)."""
+    its standard error) during training, or ``exact`` by ``GameSpec.exact_n`` with its
+    regret (``table_regret_pp``: what the exact best reply there gets more).  Where no
+    exact figure can be had (420 with four players and an agent that looks at every
+    hand) the sampled one stands in, with ``table_exact_refused`` saying why."""
     preset, spec = config.preset, games.get(config.preset.game)
     options, versus = exact_options(preset), table_versus(preset)
     key = "table_vs_" + "_".join(versus)
+    refused = None
     if exact:
         solver = games.load(spec.exact_n)
-        others = [solver.as_table(agents.make_agent(preset.game, name, seed=0)) for name in versus]
-        value = float(solver.evaluate_table([agent, *others], **options).not_losing[0])
-        best = float(solver.best_reply([others[0], *others], 0, **options).value)
-        return {key: value, "table_regret_pp": 100 * (best - value), "optimal": False, "exact_table": True}
-    env = games.load(spec.live_env)(2048, agents.batch_policy(preset.game, versus[0]), n_players=n_players(preset),
-                                    seed=0, **options)
+        others = [agents.make_agent(preset.game, name, seed=0) for name in versus]
+        try:
+            value, best = solver.seat_figures([agent, *others], 0, **options)
+            return {key: value, "table_regret_pp": 100 * (best - value), "optimal": False, "exact_table": True}
+        except ValueError as e:
+            refused = str(e)
+    env = games.load(spec.live_env)(2048, agents.live_opponent(preset.game, versus[0], n_players(preset)),
+                                    n_players=n_players(preset), seed=0, **options)
     policy = agents.batch_policy(preset.game, agent)
     per_slot = -(-TABLE_GAMES // env.num_envs)
     finished, wins = np.zeros(env.num_envs, dtype=np.int64), np.zeros(env.num_envs)
@@ -117,8 +122,9 @@ def table_figures(config: RunConfig, agent, exact: bool) -> dict[str, Any]:
         wins += counted * (rewards > 0)
         finished += dones
     p, n = wins.sum() / (per_slot * env.num_envs), per_slot * env.num_envs
-    return {key: float(p), "table_se_pp": float(100 * np.sqrt(p * (1 - p) / n)), "optimal": False,
-            "exact_table": False}
+    figures = {key: float(p), "table_se_pp": float(100 * np.sqrt(p * (1 - p) / n)), "optimal": False,
+               "exact_table": False}
+    return figures if refused is None else {**figures, "table_exact_refused": refused}
 
 
 def evaluate(config: RunConfig, agent, final: bool = False) -> dict[str, Any]:
@@ -216,7 +222,7 @@ class SelfPlay:
         self.weights = pool_weights(preset)
         options = exact_options(preset)
         self.live = plays_live(preset)
-        form = ((lambda name: agents.batch_policy(preset.game, name)) if self.live
+        form = ((lambda name: agents.live_opponent(preset.game, name, n_players(preset))) if self.live
                 else (lambda name: agents.bot_table(preset.game, name, **options)))
         self.fixed = [form(name) for name in (preset.opponent, *preset.pool)] if self.weights else []
         self.snapshots: list[dict[str, torch.Tensor]] = []  # the learner's past weights, one per place
@@ -345,7 +351,8 @@ def save_run(model, config: RunConfig, figures: dict[str, Any] | None = None, hi
     }
     wall = float((figures or {}).get("wall_seconds", 0.0))
     if figures is not None:
-        meta["exact"] = {k: v for k, v in figures.items() if k.startswith(LOGGED_FIGURES) or k == "optimal"}
+        meta["exact"] = {k: v for k, v in figures.items()
+                         if k.startswith(LOGGED_FIGURES) or k in ("optimal", "exact_table")}
         meta["wall_seconds"] = round(wall, 1)
     if history:
         meta["eval_history"] = [
@@ -430,7 +437,7 @@ def make_env(config: RunConfig):
     options = dict(preset.env)
     n_players = options.pop("n_players", 2)
     if plays_live(preset):
-        opponent = agents.batch_policy(preset.game, preset.opponent)
+        opponent = agents.live_opponent(preset.game, preset.opponent, n_players)
         return EpisodeMonitor(games.load(spec.live_env)(config.n_envs, opponent, n_players=n_players,
                                                         seed=config.seed, **options))
     if n_players in spec.batched_players:
@@ -553,7 +560,7 @@ def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
             print(f"\ninterrupted at {model.num_timesteps} steps; saving")
         wall = time.time() - started
         if n_players(config.preset) > 2:
-            print("exact evaluation at the table of three players (a few minutes)")
+            print(f"exact evaluation at the table of {n_players(config.preset)} players (a few minutes)")
         final = evaluate(config, PPOAgent.from_model(model, config.preset.game), final=True)
         final.update(timesteps=int(model.num_timesteps), wall_seconds=wall)
         base = save_run(model, config, final, callback.history, self_play)
@@ -608,8 +615,11 @@ def format_table_figures(config: RunConfig, figures: dict[str, Any]) -> list[str
     versus = table_versus(preset)
     p, n = figures["table_vs_" + "_".join(versus)], n_players(preset)
     how = "exact" if figures.get("exact_table") else f"sampled, {TABLE_GAMES:,} games"
-    lines = [f"P(not losing), {n} players, pot {preset.env.get('pot', '')} ({how}; fair share {(n - 1) / n:.4f})",
+    options = "".join(f", {k} {v}" for k, v in exact_options(preset).items())
+    lines = [f"P(not losing), {n} players{options} ({how}; fair share {(n - 1) / n:.4f})",
              f"  with {' and '.join(versus)}: {p:.6f}"
              + (f"   (regret {figures['table_regret_pp']:.4f} pp)" if "table_regret_pp" in figures else
                 f"   (+/- {figures['table_se_pp']:.2f} pp)")]
+    if "table_exact_refused" in figures:
+        lines.append(f"  no exact figure: {figures['table_exact_refused']}")
     return lines
