@@ -40,6 +40,20 @@ class BatchedVecEnv(VecEnv):
     def _new_games(self, rows: np.ndarray) -> None:
         raise NotImplementedError
 
+    def _set_pool(self, pool: list, weights: Any) -> None:
+        """Keep ``pool`` (opponents, checked and prepared by the subclass) and the cumulative
+        distribution of ``weights``, one per member (default equal); ``ValueError`` (one line)
+        unless they are finite, non-negative and not all 0, and then nothing changes.  With a
+        pool of another size, the games' draws (``opp_index``) start again at 0."""
+        w = np.ones(len(pool)) if weights is None else (
+            np.asarray(weights, dtype=np.float64) if np.ndim(weights) == 1 else None)
+        if w is None or len(w) != len(pool) or not np.all(np.isfinite(w) & (w >= 0)) or w.sum() <= 0:
+            raise ValueError(f"pool weights must be {len(pool)} finite non-negative numbers, not all 0; "
+                             f"got {weights!r}")
+        if len(pool) != len(getattr(self, "_pool", pool)):
+            self.opp_index[:] = 0
+        self._pool, self._pool_cdf = pool, np.cumsum(w / w.sum())
+
     def _obs(self, rows: np.ndarray | None = None) -> np.ndarray:
         raise NotImplementedError
 

@@ -321,14 +321,7 @@ class Vec420Env(BatchedVecEnv):
                 raise ValueError(f"pool entry {i}: {e}" if is_pool else str(e)) from None
             # indexed [mover's hand, other's hand] (two-player tables) or [mover's hand]
             prepared.append((det, cdf, (cdf.ndim == 3) if det is None else (det.ndim == 2)))
-        w = np.ones(len(pool)) if weights is None else (
-            np.asarray(weights, dtype=np.float64) if np.ndim(weights) == 1 else None)
-        if w is None or len(w) != len(pool) or not np.all(np.isfinite(w) & (w >= 0)) or w.sum() <= 0:
-            raise ValueError(f"pool weights must be {len(pool)} finite non-negative numbers, not all 0; "
-                             f"got {weights!r}")
-        if len(pool) != len(getattr(self, "_pool", pool)):
-            self.opp_index[:] = 0
-        self._pool, self._pool_cdf = prepared, np.cumsum(w / w.sum())
+        self._set_pool(prepared, weights)
 
     @property
     def dice(self) -> DiceFn:

@@ -147,10 +147,12 @@ def scripted_dice(dice: Sequence[Sequence[int]], seats: Sequence[Sequence[int] |
     return ScriptedBatchDice(dice, seats)
 
 
-class RandomRolls421:
-    """What the batched 421 envs share of chance: ``_rolls`` (codes of three dice, from
-    scripted dice or a buffer drawn in large chunks from ``self.rng``) and ``_draw``
-    (indices from a cumulative distribution).  Mixed into a ``BatchedVecEnv``."""
+class Turns421:
+    """What the batched 421 envs share: chance (``_rolls``, codes of three dice from
+    scripted dice or a buffer drawn in large chunks from ``self.rng``; ``_draw``, indices
+    from a cumulative distribution) and turns (a round's start, first rolls, the
+    rollers' actions), on the arrays both keep: ``leader``, ``played``, ``n_lead``,
+    ``cur``, ``hand``, ``used``, ``allowed``.  Mixed into a ``BatchedVecEnv``."""
 
     _buffer: np.ndarray = np.zeros(0, dtype=np.int64)
     _buffer_rng: Any = None
@@ -179,11 +181,41 @@ class RandomRolls421:
         self._buffer_pos += n
         return self._buffer[start:start + n].reshape(-1, n_rolls)
 
+    def _roll_keeps(self, rows: np.ndarray, keeps) -> None:
+        """The rollers keep ``KEEPS[keeps]`` (indices into KEEPS) and roll the other dice."""
+        self.hand[rows] = KEEP_ROLL_RANK[keeps, self._rolls(rows, 3 - KEEP_LEN[keeps], 1)[:, 0]]
+        self.used[rows] += 1
+
+    def _first_rolls(self, rows: np.ndarray, who: np.ndarray, allowed) -> None:
+        """Turns begin: ``who`` rolls all three dice (no choice) and owes ``allowed`` rolls."""
+        self.cur[rows] = who
+        self.allowed[rows] = allowed
+        self.used[rows] = 1
+        self.hand[rows] = ROLL_RANK[self._rolls(rows, 3, 1)[:, 0]]
+
+    def _start_rounds(self, rows: np.ndarray, leader: np.ndarray) -> None:
+        if not len(rows):
+            return
+        self.leader[rows] = leader
+        self.played[rows] = NO_HAND
+        self.n_lead[rows] = 0
+        self._first_rolls(rows, leader, g.MAX_ROLLS)
+
+    def _play(self, rows: np.ndarray, actions: np.ndarray) -> None:
+        """The rollers play legal ``actions``: STOP ends the turn (no roll left), a keep rolls."""
+        stop = actions == g.STOP
+        if stop.any():
+            self.allowed[rows[stop]] = self.used[rows[stop]]
+            keep = ~stop
+            rows, actions = rows[keep], actions[keep]
+        if len(rows):
+            self._roll_keeps(rows, actions - 1)
+
 
 # --- the env --------------------------------------------------------------------
 
 
-class Vec421Env(RandomRolls421, BatchedVecEnv):
+class Vec421Env(Turns421, BatchedVecEnv):
     """``num_envs`` two-player games of 421 against one opponent policy (or a pool), for SB3.
 
     Arguments: ``num_envs``; ``opponent``: a ``Policy421`` table for ``pot``
@@ -259,16 +291,8 @@ class Vec421Env(RandomRolls421, BatchedVecEnv):
         if not pool:
             raise ValueError("the opponent pool is empty: give at least one Policy421 table")
         prepared = [self._prepare(policy, i if is_pool else None) for i, policy in enumerate(pool)]
-        w = np.ones(len(pool)) if weights is None else (
-            np.asarray(weights, dtype=np.float64) if np.ndim(weights) == 1 else None)
-        if w is None or len(w) != len(pool) or not np.all(np.isfinite(w) & (w >= 0)) or w.sum() <= 0:
-            raise ValueError(f"pool weights must be {len(pool)} finite non-negative numbers, not all 0; "
-                             f"got {weights!r}")
-        cdf = np.cumsum(w / w.sum())
-        if len(pool) != len(getattr(self, "_pool", pool)):
-            self.opp_index[:] = 0  # a pool of another size: draws start again with the next games
+        self._set_pool(prepared, weights)
         self.opponent_policy = pool if is_pool else pool[0]  # a pool as a tuple: the caller's list may change
-        self._pool, self._pool_cdf = prepared, cdf
 
     def _draw_opponents(self, rows: np.ndarray) -> None:
         """Each new game's opponent from the pool (nothing is drawn for a single table)."""
@@ -327,18 +351,6 @@ class Vec421Env(RandomRolls421, BatchedVecEnv):
         """Two players roll all three dice once, one after the other: their ranks."""
         ranks = ROLL_RANK[self._rolls(rows, 6, 2)]
         return ranks[:, 0], ranks[:, 1]
-
-    def _roll_keeps(self, rows: np.ndarray, keeps) -> None:
-        """The rollers keep ``KEEPS[keeps]`` (indices into KEEPS) and roll the other dice."""
-        self.hand[rows] = KEEP_ROLL_RANK[keeps, self._rolls(rows, 3 - KEEP_LEN[keeps], 1)[:, 0]]
-        self.used[rows] += 1
-
-    def _first_rolls(self, rows: np.ndarray, who: np.ndarray, allowed) -> None:
-        """Turns begin: ``who`` rolls all three dice (no choice) and owes ``allowed`` rolls."""
-        self.cur[rows] = who
-        self.allowed[rows] = allowed
-        self.used[rows] = 1
-        self.hand[rows] = ROLL_RANK[self._rolls(rows, 3, 1)[:, 0]]
 
     def _rampo(self, rows: np.ndarray, first_roller: np.ndarray) -> np.ndarray:
         """H6 for two players: who loses the RAMPO.  ``first_roller`` (the tie maker)
@@ -410,24 +422,6 @@ class Vec421Env(RandomRolls421, BatchedVecEnv):
             taker[idx] = lower
             idx = idx[amount < left]
         return first_tokens, taker
-
-    def _start_rounds(self, rows: np.ndarray, leader: np.ndarray) -> None:
-        if not len(rows):
-            return
-        self.leader[rows] = leader
-        self.played[rows] = NO_HAND
-        self.n_lead[rows] = 0
-        self._first_rolls(rows, leader, g.MAX_ROLLS)
-
-    def _play(self, rows: np.ndarray, actions: np.ndarray) -> None:
-        """The rollers play legal ``actions``: STOP ends the turn (no roll left), a keep rolls."""
-        stop = actions == g.STOP
-        if stop.any():
-            self.allowed[rows[stop]] = self.used[rows[stop]]
-            keep = ~stop
-            rows, actions = rows[keep], actions[keep]
-        if len(rows):
-            self._roll_keeps(rows, actions - 1)
 
     def _end_turns(self, rows: np.ndarray) -> None:
         """Turns with no roll left: the leader's ends and the follower's begins (n rolls,

@@ -56,7 +56,7 @@ from envs import codec421
 from envs import game421 as g
 from envs.batched import BatchedVecEnv
 from envs.vec421 import (CHARGE, DISCHARGE, HAND_DICE, KEEP_LEN, KEEP_ROLL_RANK, MASKS, NO_HAND, ONLY_STOP, OVER,
-                         ROLL_RANK, VALUE, BatchDice, RandomRolls421)
+                         ROLL_RANK, VALUE, BatchDice, Turns421)
 
 BatchPolicy = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
 NOBODY = -1
@@ -77,7 +77,7 @@ def next_in_table(n_players: int) -> np.ndarray:
     return table
 
 
-class Vec421NEnv(RandomRolls421, BatchedVecEnv):
+class Vec421NEnv(Turns421, BatchedVecEnv):
     """``num_envs`` games of 421 for ``n_players`` (2 or 3), one seat the agent's, for SB3.
 
     Arguments: ``num_envs``; ``opponent``: a batch policy (see the module
@@ -150,14 +150,7 @@ class Vec421NEnv(RandomRolls421, BatchedVecEnv):
             if not callable(policy):
                 raise TypeError(f"pool entry {i}: a batch policy is a callable (obs, masks, rng) -> actions, got "
                                 f"{type(policy).__name__}; make one with agents.batch_policy(agent)")
-        w = np.ones(len(pool)) if weights is None else (
-            np.asarray(weights, dtype=np.float64) if np.ndim(weights) == 1 else None)
-        if w is None or len(w) != len(pool) or not np.all(np.isfinite(w) & (w >= 0)) or w.sum() <= 0:
-            raise ValueError(f"pool weights must be {len(pool)} finite non-negative numbers, not all 0; "
-                             f"got {weights!r}")
-        if len(pool) != len(getattr(self, "_pool", pool)):
-            self.opp_index[:] = 0
-        self._pool, self._pool_cdf = pool, np.cumsum(w / w.sum())
+        self._set_pool(pool, weights)
 
     def _opponent_actions(self, rows: np.ndarray) -> np.ndarray:
         """The movers' actions (every mover an opponent at a decision), each pool member
@@ -294,29 +287,6 @@ class Vec421NEnv(RandomRolls421, BatchedVecEnv):
         decided = mine_out | over
         self.decided[rows[decided]] = True
         self.outcome[rows[decided]] = np.where(mine_out[decided], 1.0, -1.0)
-
-    def _start_rounds(self, rows: np.ndarray, leader: np.ndarray) -> None:
-        if not len(rows):
-            return
-        self.leader[rows] = leader
-        self.played[rows] = NO_HAND
-        self.n_lead[rows] = 0
-        self._first_rolls(rows, leader, g.MAX_ROLLS)
-
-    def _first_rolls(self, rows: np.ndarray, who: np.ndarray, allowed) -> None:
-        self.cur[rows] = who
-        self.allowed[rows] = allowed
-        self.used[rows] = 1
-        self.hand[rows] = ROLL_RANK[self._rolls(rows, 3, 1)[:, 0]]
-
-    def _play(self, rows: np.ndarray, actions: np.ndarray) -> None:
-        """The rollers play legal ``actions``: STOP ends the turn (no roll left), a keep rolls."""
-        stop = actions == g.STOP
-        self.allowed[rows[stop]] = self.used[rows[stop]]
-        rows, keeps = rows[~stop], actions[~stop] - 1
-        if len(rows):
-            self.hand[rows] = KEEP_ROLL_RANK[keeps, self._rolls(rows, 3 - KEEP_LEN[keeps], 1)[:, 0]]
-            self.used[rows] += 1
 
     def _end_turns(self, rows: np.ndarray) -> None:
         """Turns with no roll left end: the next player in the round begins (it owes the
