@@ -59,6 +59,10 @@ class Preset:
     snapshot_every: int = 0
     search: dict[str, Range | Choice] = field(default_factory=dict)  # what `python -m train sweep` varies
 
+    @property
+    def n_players(self) -> int:
+        return int(self.env.get("n_players", 2))
+
 
 PPO_421 = Preset(
     name="ppo-421",
@@ -212,6 +216,13 @@ PRESETS: dict[str, Preset] = {
             snapshots=4,
             snapshot_share=0.3,
             snapshot_every=1_000_000,
+            search={
+                "learning_rate": Range(1e-3, 1e-2, log=True),
+                "n_epochs": Range(1, 4, integer=True),
+                "batch_size": Choice((4096, 8192, 16_384, 32_768)),  # all divide the 32,768-step rollout
+                WIDTH: Choice((64, 128, 256)),
+                "ent_coef": Range(0.0, 0.01),
+            },
         ) for n in (3, 4)),
     ]
 }

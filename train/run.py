@@ -73,19 +73,15 @@ def eval_opponents(preset: Preset) -> tuple[str, ...]:
     return ("optimal", *others)
 
 
-def n_players(preset: Preset) -> int:
-    return int(preset.env.get("n_players", 2))
-
-
 def plays_live(preset: Preset) -> bool:
     """Whether the preset trains in the game's live env (other seats asked as batch policies)."""
-    return n_players(preset) in games.get(preset.game).live_players
+    return preset.n_players in games.get(preset.game).live_players
 
 
 def table_versus(preset: Preset) -> tuple[str, ...]:
     """The bots at the other seats of the table a run of more than two players is measured
     at: the game's suggested bot (421: ``heuristic``) in every other seat."""
-    return (games.get(preset.game).suggested_bot,) * (n_players(preset) - 1)
+    return (games.get(preset.game).suggested_bot,) * (preset.n_players - 1)
 
 
 def table_figures(config: RunConfig, agent, exact: bool) -> dict[str, Any]:
@@ -107,8 +103,8 @@ def table_figures(config: RunConfig, agent, exact: bool) -> dict[str, Any]:
             return {key: value, "table_regret_pp": 100 * (best - value), "optimal": False, "exact_table": True}
         except ValueError as e:
             refused = str(e)
-    env = games.load(spec.live_env)(2048, agents.live_opponent(preset.game, versus[0], n_players(preset)),
-                                    n_players=n_players(preset), seed=0, **options)
+    env = games.load(spec.live_env)(2048, agents.live_opponent(preset.game, versus[0], preset.n_players),
+                                    n_players=preset.n_players, seed=0, **options)
     policy = agents.batch_policy(preset.game, agent)
     per_slot = -(-TABLE_GAMES // env.num_envs)
     finished, wins = np.zeros(env.num_envs, dtype=np.int64), np.zeros(env.num_envs)
@@ -131,7 +127,7 @@ def evaluate(config: RunConfig, agent, final: bool = False) -> dict[str, Any]:
     """Exact figures of ``agent`` by the game's solver (``GameSpec.exact``); at a table of
     more than two players, ``table_figures`` (exact at the end of the run)."""
     preset = config.preset
-    if n_players(preset) > 2:
+    if preset.n_players > 2:
         return table_figures(config, agent, exact=final)
     options = exact_options(preset)
     tables = {name: agents.bot_table(preset.game, name, **options) for name in eval_opponents(preset)}
@@ -222,7 +218,7 @@ class SelfPlay:
         self.weights = pool_weights(preset)
         options = exact_options(preset)
         self.live = plays_live(preset)
-        form = ((lambda name: agents.live_opponent(preset.game, name, n_players(preset))) if self.live
+        form = ((lambda name: agents.live_opponent(preset.game, name, preset.n_players)) if self.live
                 else (lambda name: agents.bot_table(preset.game, name, **options)))
         self.fixed = [form(name) for name in (preset.opponent, *preset.pool)] if self.weights else []
         self.snapshots: list[dict[str, torch.Tensor]] = []  # the learner's past weights, one per place
@@ -559,8 +555,8 @@ def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
         if interrupted:
             print(f"\ninterrupted at {model.num_timesteps} steps; saving")
         wall = time.time() - started
-        if n_players(config.preset) > 2:
-            print(f"exact evaluation at the table of {n_players(config.preset)} players (a few minutes)")
+        if config.preset.n_players > 2:
+            print(f"exact evaluation at the table of {config.preset.n_players} players (a few minutes)")
         final = evaluate(config, PPOAgent.from_model(model, config.preset.game), final=True)
         final.update(timesteps=int(model.num_timesteps), wall_seconds=wall)
         base = save_run(model, config, final, callback.history, self_play)
@@ -600,7 +596,7 @@ def print_results(config: RunConfig, summary: dict[str, Any]) -> None:
     print(f"run {config.name}: {steps:,} steps in {final['wall_seconds']:.1f} s "
           f"({steps / max(final['wall_seconds'], 1e-9):,.0f} steps/s); saved {summary['checkpoint']}.pt/.json/.state")
     print()
-    if n_players(config.preset) > 2:
+    if config.preset.n_players > 2:
         for line in format_table_figures(config, final):
             print(line)
         return
@@ -613,7 +609,7 @@ def format_table_figures(config: RunConfig, figures: dict[str, Any]) -> list[str
     """The results of a run of more than two players, from ``table_figures``."""
     preset = config.preset
     versus = table_versus(preset)
-    p, n = figures["table_vs_" + "_".join(versus)], n_players(preset)
+    p, n = figures["table_vs_" + "_".join(versus)], preset.n_players
     how = "exact" if figures.get("exact_table") else f"sampled, {TABLE_GAMES:,} games"
     options = "".join(f", {k} {v}" for k, v in exact_options(preset).items())
     lines = [f"P(not losing), {n} players{options} ({how}; fair share {(n - 1) / n:.4f})",

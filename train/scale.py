@@ -51,7 +51,9 @@ def add_run_options(parser: argparse.ArgumentParser, default_out: str) -> None:
     from train.__main__ import MAX_N_ENVS, _folder_name, _whole
     from train.checkpoint import MAX_TIMESTEPS
 
-    parser.add_argument("preset", choices=sorted(PRESETS), metavar="PRESET", help="one of: " + ", ".join(PRESETS))
+    # studies score the exact gap to the two-player optimum: heads-up presets only
+    heads_up = [name for name, p in PRESETS.items() if p.n_players == 2]
+    parser.add_argument("preset", choices=heads_up, metavar="PRESET", help="one of: " + ", ".join(heads_up))
     parser.add_argument("--timesteps", type=_whole(1, MAX_TIMESTEPS), help="total steps of each run (default: the preset's)")
     parser.add_argument("--n-envs", type=_whole(1, MAX_N_ENVS), help="games stepped in parallel in each run "
                         "(default: the preset's)")
