@@ -143,7 +143,7 @@ def _utility_of_three(played: tuple[int, ...], tokens: tuple[int, ...], bonus: f
     return round_utility(ranks, tokens, len(played), bonus)
 
 
-@lru_cache(maxsize=1 << 15)  # a key per (hands played, tokens, n): bounded for long runs
+@lru_cache(maxsize=1 << 17)  # a key per (hands played, tokens, n): bounded (about 50 MB) for long runs
 def follower_values(played: tuple[int, ...], tokens: tuple[int, ...], n_rolls: int,
                     bonus: float = LEAVE_BONUS) -> tuple[np.ndarray, ...]:
     """values[k][h]: what holding HANDS[h] with k rolls still owed is worth to a follower."""

@@ -103,6 +103,20 @@ def env_421_batched(seconds: float, n_envs: int = 1024) -> float:
     return _batched_env(Vec421Env(n_envs, bot_table("421", "optimal", pot=15), seed=0), seconds)
 
 
+def env_421_three_single(seconds: float) -> float:
+    from agents import make_agent
+    from envs.dice421_env import Dice421Env
+
+    return _single_env(Dice421Env(opponent=make_agent("421", "greedy421"), n_players=3), _random_legal(), seconds)
+
+
+def env_421_three_batched(seconds: float, n_envs: int = 1024) -> float:
+    from agents import batch_policy
+    from envs.vec421n import Vec421NEnv
+
+    return _batched_env(Vec421NEnv(n_envs, batch_policy("421", "greedy421"), n_players=3, seed=0), seconds)
+
+
 def env_blackjack(seconds: float) -> float:
     import gymnasium as gym
 
@@ -188,6 +202,8 @@ MEASURES = {
     "420 batched env (Vec420Env, 1024 games)": env_420_batched,
     "421 single env (Dice421-v0, vs optimal)": env_421_single,
     "421 batched env (Vec421Env, 1024 games)": env_421_batched,
+    "421 3p single env (Dice421-v0, vs greedy421)": env_421_three_single,
+    "421 3p batched (Vec421NEnv, 1024 games)": env_421_three_batched,
     "Blackjack-v1 (gymnasium)": env_blackjack,
     "OpenSpiel pig (C++)": env_pig,
     "train ppo-420 preset (batched)": train_preset,
@@ -233,6 +249,10 @@ def main(argv: list[str] | None = None) -> int:
     for peer in ("421 single env (Dice421-v0, vs optimal)", "Blackjack-v1 (gymnasium)", "OpenSpiel pig (C++)"):
         if batched421 and results.get(peer):
             print(f"batched 421 env / {peer}: {batched421 / results[peer]:.1f}x")
+    three, three_single = (results["421 3p batched (Vec421NEnv, 1024 games)"],
+                           results["421 3p single env (Dice421-v0, vs greedy421)"])
+    if three and three_single:
+        print(f"batched 3-player 421 env / single 3-player env: {three / three_single:.1f}x")
     if single and results.get("Blackjack-v1 (gymnasium)"):
         print(f"single 420 env / Blackjack-v1: {single / results['Blackjack-v1 (gymnasium)']:.2f}x")
     preset, plain = results["train ppo-420 preset (batched)"], results["train plain MaskablePPO (DummyVecEnv x8, defaults)"]
