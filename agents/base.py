@@ -46,6 +46,7 @@ class RandomAgent:
     """Plays a uniformly random legal action (from its own seeded generator)."""
 
     name = "random"
+    own_hand = True  # its moves depend on the legal ones only
 
     def __init__(self, seed: int | None = None):
         self.rng = np.random.default_rng(seed)

@@ -21,6 +21,7 @@ class GreedyAgent(DeterministicAgent):
     to go over 20, then the one that keeps more dice)."""
 
     name = "greedy"
+    own_hand = True  # keeps by its own hand alone (reply420 checks it at probe tables only)
 
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
         legal = np.flatnonzero(action_mask)
@@ -40,6 +41,7 @@ class FoundationAgent(DeterministicAgent):
     """
 
     name = "foundation"
+    own_hand = True  # keeps by its own hand alone (reply420 checks it at probe tables only)
 
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
         legal = [a for a in np.flatnonzero(action_mask)]
@@ -55,6 +57,7 @@ class OptimalAgent(DeterministicAgent):
     from the solved game (``agents.solver420``)."""
 
     name = "optimal"
+    own_hand = True  # keeps by its own hand alone (reply420 checks it at probe tables only)
 
     def __init__(self):
         self.solution = solver420.solve()

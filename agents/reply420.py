@@ -53,6 +53,7 @@ one line (``JOINT_MAX_PLAYERS``).
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -113,30 +114,60 @@ def probe_tables(n_players: int) -> list[tuple[g.Hand | None, ...]]:
     return tables
 
 
+FULL_CHECK_MAX_PLAYERS = 3  # every table of three is 1.9e6 decisions to ask; of four, 2.5e8
+
+
+def _tables(n_players: int, declared: bool):
+    """Batches of other seats' hands (clockwise from the mover; ``None``: no hand) to ask an
+    agent at: the probe tables one by one (``declared``), or every table, by the first
+    other seat's hand (a few seconds for a network at three players)."""
+    if declared:
+        yield from ([others] for others in probe_tables(n_players))
+        return
+    options = [*g.HANDS, None]
+    for first in options:
+        yield [(first, *rest) for rest in itertools.product(options, repeat=n_players - 2)]
+
+
 def own_hand_table(agent, n_players: int) -> np.ndarray:
     """The agent's policy (126 x 14) as it plays at a table of ``n_players``, asked with
-    that table's observations (:func:`probe_tables`); ``ValueError`` if its answer
-    changes with the other hands, or if it cannot play at such a table."""
+    that table's observations; ``ValueError`` if its answer changes with the other hands,
+    or if it cannot play at such a table.
+
+    An agent that declares ``own_hand = True`` (the 420 bots, random) is asked at the
+    probe tables of :func:`probe_tables`, a check against mistakes.  Any other agent (a
+    trained network) could play differently at tables no probe shows, so it is asked at
+    every table, up to ``FULL_CHECK_MAX_PLAYERS`` players; beyond, ``ValueError``: it
+    cannot be shown to play from its own hand."""
+    declared = bool(getattr(agent, "own_hand", False))
+    if not declared and n_players > FULL_CHECK_MAX_PLAYERS:
+        raise ValueError(f"{agent_name(agent)} is not known to play from its own hand alone, and asking it at "
+                         f"every table of {n_players} ({127 ** (n_players - 1) * 121:,} decisions) is out of reach")
     live = np.flatnonzero(~solver420.WIN)
-    masks = codec420.LEGAL_MASKS[live]
+    fill = 1 if n_players == 2 else 0  # what an observation shows for "no hand"
+    dice = np.vstack([codec420.HAND_DICE, np.full(4, fill, dtype=np.int64)])  # by hand index; 126: none
     first = None
-    for others in probe_tables(n_players):
-        obs = np.stack([codec420.encode(g.HANDS[h], *others) for h in live])
+    for tables in _tables(n_players, declared):
+        index = np.array([[N_HANDS if h is None else g.HAND_INDEX[g.canonical(h)] for h in others] for others in tables])
+        obs = np.concatenate([np.tile(dice[live], (len(tables), 1)),
+                              *[np.repeat(dice[index[:, k]], len(live), axis=0) for k in range(n_players - 1)]],
+                             axis=1)
+        masks = np.tile(codec420.LEGAL_MASKS[live], (len(tables), 1))
 
-        def where(i, others=others):
-            return f"hand {g.format_hand(g.HANDS[live[i]])} against {', '.join(map(g.format_hand, others))}"
+        def where(i, tables=tables):
+            return (f"hand {g.format_hand(g.HANDS[live[i % len(live)]])} against "
+                    f"{', '.join(map(g.format_hand, tables[i // len(live)]))}")
 
-        table = batch_probs(agent, obs, masks, where)
+        table = batch_probs(agent, obs, masks, where).reshape(len(tables), len(live), -1)
         if first is None:
-            first, first_others = table, others
-            continue
-        diff = np.abs(table - first).max(axis=1)
+            first, first_others = table[0], tables[0]
+        diff = np.abs(table - first).max(axis=2)
         if np.any(diff > 1e-12):
-            i = int(np.argmax(diff))
+            t, i = np.unravel_index(int(np.argmax(diff)), diff.shape)
             raise ValueError(
                 f"{agent_name(agent)} does not play from its own hand alone: with hand "
                 f"{g.format_hand(g.HANDS[live[i]])} it answers differently against "
-                f"{', '.join(map(g.format_hand, first_others))} and against {', '.join(map(g.format_hand, others))}")
+                f"{', '.join(map(g.format_hand, first_others))} and against {', '.join(map(g.format_hand, tables[t]))}")
     probs = np.zeros((N_HANDS, g.N_ACTIONS))
     probs[live] = first
     probs[solver420.WIN, g.REROLL_ALL] = 1.0

@@ -47,7 +47,9 @@ class BatchedVecEnv(VecEnv):
         pool of another size, the games' draws (``opp_index``) start again at 0."""
         w = np.ones(len(pool)) if weights is None else (
             np.asarray(weights, dtype=np.float64) if np.ndim(weights) == 1 else None)
-        if w is None or len(w) != len(pool) or not np.all(np.isfinite(w) & (w >= 0)) or w.sum() <= 0:
+        with np.errstate(over="ignore"):  # a sum that overflows is refused below
+            total = w.sum() if w is not None else 0.0
+        if w is None or len(w) != len(pool) or not np.all(np.isfinite(w) & (w >= 0)) or not 0 < total < np.inf:
             raise ValueError(f"pool weights must be {len(pool)} finite non-negative numbers, not all 0; "
                              f"got {weights!r}")
         if len(pool) != len(getattr(self, "_pool", pool)):

@@ -306,8 +306,8 @@ class Vec420Env(BatchedVecEnv):
         draws one, in proportion to ``weights`` (default equal).  Checked first
         (``ValueError`` naming the pool entry); nothing changes if refused.  Games in
         progress keep their draws."""
-        is_pool = isinstance(opponent, list)
-        pool = list(opponent) if is_pool else [opponent]
+        is_pool = isinstance(opponent, (list, tuple))
+        pool = list(opponent) if is_pool else [opponent]  # a table is a numpy array
         if not pool:
             raise ValueError("the opponent pool is empty: give at least one policy table or batch policy")
         prepared = []

@@ -11,6 +11,7 @@ import pytest
 
 from agents import make_agent, race420, solver420
 from agents import reply420 as R
+from agents.base import DeterministicAgent
 from agents.bots420 import OptimalAgent
 from envs import codec420
 from envs import game420 as g
@@ -239,3 +240,32 @@ def test_own_hand_bots_become_the_tables_the_batched_env_plays():
         assert table.shape == (126,) and np.array_equal(table, R.own_hand_table(make_agent("420", name), 3).argmax(1))
     with pytest.raises(ValueError, match="does not play from its own hand alone"):
         R.live_table(LooksAtTheNextHand(), 3)
+
+
+class OptimalAtProbesOnly(DeterministicAgent):
+    """Plays optimal's keeps where every other hand is a probe hand (or none), else rerolls
+    everything: a check at the probe tables alone would call it an own-hand player."""
+
+    name = "probe-only"
+
+    def __init__(self):
+        self.optimal = OptimalAgent()
+        self.probes = {codec420.encode(h).tobytes() for h in race420.PROBE_OPPONENTS}
+        self.probes.add(np.zeros(4, dtype=np.int64).tobytes())
+
+    def act(self, obs, mask):
+        obs = np.asarray(obs, dtype=np.int64)
+        others = [obs[k:k + 4].tobytes() for k in range(4, len(obs), 4)]
+        if all(o in self.probes for o in others):
+            return self.optimal.act(obs, mask)
+        return g.REROLL_ALL
+
+
+def test_an_agent_not_declared_own_hand_is_asked_at_every_table_or_refused():
+    agent = OptimalAtProbesOnly()
+    assert not getattr(agent, "own_hand", False) and OptimalAgent.own_hand
+    with pytest.raises(ValueError, match="probe-only does not play from its own hand alone"):
+        R.own_hand_table(agent, 3)  # every table of three: one without a probe hand gives it away
+    with pytest.raises(ValueError, match="probe-only is not known to play from its own hand alone.*out of reach") as e:
+        R.seat_figures([agent] + [make_agent("420", "optimal")] * 3)
+    assert "\n" not in str(e.value)

@@ -696,7 +696,7 @@ def test_a_pool_draws_per_seat_and_bad_members_are_named():
         calls.append(len(obs))
         return table[own_hand_of(obs)]
 
-    env = Vec420Env(512, [table, live], seed=2, n_players=3, weights=[0.25, 0.75])
+    env = Vec420Env(512, (table, live), seed=2, n_players=3, weights=[0.25, 0.75])  # a tuple is a pool too
     env.reset()
     others = env.opp_index[np.arange(512)[:, None], (env.seat[:, None] + np.array([1, 2])) % 3]
     assert 0.65 < (others == 1).mean() < 0.85

@@ -106,6 +106,8 @@ def test_refuses_bad_arguments_and_policies_in_one_line():
         Vec421NEnv(2, [policy, "heuristic"])
     with pytest.raises(ValueError, match="pool weights must be 2"):
         Vec421NEnv(2, [policy, policy], weights=[1.0])
+    with pytest.raises(ValueError, match="pool weights must be 2"):
+        Vec421NEnv(2, [policy, policy], weights=[1e308, 1e308])  # a sum that overflows
     venv = Vec421NEnv(4, lambda obs, masks, rng: np.full(len(obs), g.STOP), seed=0)
     venv.reset()
     with pytest.raises(ValueError, match="pool entry 0 played action 0, which is not legal"):

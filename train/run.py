@@ -156,7 +156,8 @@ class ExactEvalCallback(BaseCallback):
         self.history: list[dict[str, Any]] = list(history or [])  # a resumed run's earlier evaluations
         solver = games.load(games.get(config.preset.game).exact)
         self.count_suboptimal = getattr(solver, "count_suboptimal", None)  # games with a cheap per-update check
-        self.check_each_update = self.count_suboptimal is not None and config.stop_when_optimal
+        self.check_each_update = (self.count_suboptimal is not None and config.stop_when_optimal
+                                  and config.preset.n_players == 2)  # the solver's check is heads-up
         self.rollout_started = False
 
     def _on_training_start(self) -> None:
