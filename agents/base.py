@@ -15,6 +15,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from envs.dice import sample_rows
+
 
 @runtime_checkable
 class Agent(Protocol):
@@ -125,9 +127,7 @@ class BatchPolicy:
         probs = batch_probs(self.agent, obs, masks)
         if self.deterministic:
             return probs.argmax(axis=1)
-        cdf = np.cumsum(probs, axis=1)
-        x = np.maximum(rng.random(len(obs)) * cdf[:, -1], np.finfo(np.float64).smallest_subnormal)
-        return np.minimum((cdf < x[:, None]).sum(axis=1), masks.shape[1] - 1)
+        return sample_rows(probs, rng)
 
     def __repr__(self) -> str:
         return f"<BatchPolicy {self.name!r}>"

@@ -144,8 +144,8 @@ def own_hand_table(agent, n_players: int) -> np.ndarray:
         raise ValueError(f"{agent_name(agent)} is not known to play from its own hand alone, and asking it at "
                          f"every table of {n_players} ({127 ** (n_players - 1) * 121:,} decisions) is out of reach")
     live = np.flatnonzero(~solver420.WIN)
-    fill = 1 if n_players == 2 else 0  # what an observation shows for "no hand"
-    dice = np.vstack([codec420.HAND_DICE, np.full(4, fill, dtype=np.int64)])  # by hand index; 126: none
+    no_hand = codec420.encode(g.HANDS[0], *[None] * (n_players - 1))[4:8]  # what the codec shows for none
+    dice = np.vstack([codec420.HAND_DICE, no_hand])  # by hand index; 126: no hand
     first = None
     for tables in _tables(n_players, declared):
         index = np.array([[N_HANDS if h is None else g.HAND_INDEX[g.canonical(h)] for h in others] for others in tables])
@@ -688,17 +688,28 @@ class SeatFigures:
         return 0.0 if abs(diff) < 1e-12 else 100.0 * diff
 
 
+def _own_hand_policies(n_players: int, seats: Sequence) -> list[np.ndarray] | None:
+    """Every seat's own-hand policy (the lumped computation applies), or None where an agent
+    looks at other hands (the full state is needed: up to ``JOINT_MAX_PLAYERS``; beyond,
+    ``ValueError``).  A bad table is refused with its own message."""
+    try:
+        return table_policies(n_players, seats)
+    except ValueError as e:
+        if not all(hasattr(a, "act") for a in seats):
+            raise
+        if n_players > JOINT_MAX_PLAYERS:
+            raise ValueError(f"{e} (agents that look at other hands are supported up to "
+                             f"{JOINT_MAX_PLAYERS} players)") from None
+        return None
+
+
 def seat_figures(agents: Sequence, seat: int = 0, tol: float = DEFAULT_TOL) -> tuple[float, float]:
     """(P(not losing) of ``agents[seat]`` at this table, its best reply's), both exact: by the
     lumped computation when every seat plays from its own hand, else (up to
     ``JOINT_MAX_PLAYERS``) over the full state; beyond, ``ValueError`` (one line)."""
     n = check_players(len(agents))
-    try:
-        policies = table_policies(n, agents)
-    except ValueError as e:
-        if n > JOINT_MAX_PLAYERS:
-            raise ValueError(f"{e} (agents that look at other hands are supported up to "
-                             f"{JOINT_MAX_PLAYERS} players)") from None
+    policies = _own_hand_policies(n, agents)
+    if policies is None:
         cache: dict = {}
         return (solve_seat_joint(n, agents, seat, own=True, tol=tol, cache=cache).value,
                 solve_seat_joint(n, agents, seat, tol=tol, cache=cache).value)
@@ -712,14 +723,8 @@ def table_figures(n_players: int, seats: Sequence, tol: float = DEFAULT_TOL) -> 
     Own-hand seats everywhere: the lumped computation (fast, any table size this
     module builds).  Otherwise, up to ``JOINT_MAX_PLAYERS``, the full state with
     every agent tabulated (minutes at three players); beyond, ``ValueError``."""
-    try:
-        policies = table_policies(n_players, seats)
-    except ValueError as e:
-        if not all(hasattr(a, "act") for a in seats):
-            raise
-        if n_players > JOINT_MAX_PLAYERS:
-            raise ValueError(f"{e} (agents that look at other hands are supported up to "
-                             f"{JOINT_MAX_PLAYERS} players)") from None
+    policies = _own_hand_policies(n_players, seats)
+    if policies is None:
         cache: dict = {}
         return [SeatFigures(s, solve_seat_joint(n_players, seats, s, own=True, tol=tol, cache=cache).value,
                             solve_seat_joint(n_players, seats, s, tol=tol, cache=cache).value)

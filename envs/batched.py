@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
+from envs.dice import TINY
 from envs.engine import IllegalAction
 
 
@@ -39,6 +40,28 @@ class BatchedVecEnv(VecEnv):
 
     def _new_games(self, rows: np.ndarray) -> None:
         raise NotImplementedError
+
+    def _draw(self, cdf: np.ndarray, n: int) -> np.ndarray:
+        """``n`` indices drawn from the cumulative distribution ``cdf``: for x in (0, total],
+        the first index whose cdf reaches x, so never one without probability."""
+        x = np.maximum(self.rng.random(n), TINY) * cdf[-1]
+        return np.minimum(np.searchsorted(cdf, x), len(cdf) - 1)
+
+    def _answers(self, place: int, got: Any, masks: np.ndarray, noun: str, where) -> np.ndarray:
+        """A batch policy's answers (pool entry ``place``) as int64, checked: one integer per
+        row of ``masks``, each legal there; else ``ValueError`` in one line (``where(i)``
+        says where row i is and what is legal)."""
+        a = np.asarray(got)
+        if a.shape != (len(masks),) or a.dtype.kind not in "iu":
+            raise ValueError(f"pool entry {place} answered {a.dtype} of shape {a.shape}; a batch policy returns "
+                             f"one integer {noun} per row, shape ({len(masks)},)")
+        ok = a < masks.shape[1] if a.dtype.kind == "u" else (a >= 0) & (a < masks.shape[1])
+        ok[ok] = masks[np.flatnonzero(ok), a[ok].astype(np.int64)]
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise ValueError(f"pool entry {place} played {noun} {a[i].item()}, which is not legal {where(i)} "
+                             f"({int((~ok).sum())} such rows)")
+        return a.astype(np.int64)
 
     def _set_pool(self, pool: list, weights: Any) -> None:
         """Keep ``pool`` (opponents, checked and prepared by the subclass) and the cumulative

@@ -84,3 +84,14 @@ class ScriptedDice:
     def remaining(self) -> Sequence[int]:
         """Die values not yet rolled."""
         return tuple(self._dice)
+
+
+TINY = np.finfo(np.float64).smallest_subnormal  # the least positive float
+
+
+def sample_rows(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One index drawn per row of ``probs`` (rows of probabilities): for x in (0, total],
+    the first index whose cumulative sum reaches x, so never one without probability."""
+    cdf = np.cumsum(probs, axis=1)
+    x = np.maximum(rng.random(len(probs)) * cdf[:, -1], TINY)
+    return np.minimum((cdf < x[:, None]).sum(axis=1), probs.shape[1] - 1)

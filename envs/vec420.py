@@ -400,18 +400,10 @@ class Vec420Env(BatchedVecEnv):
             keeps = np.full(len(rows), g.REROLL_ALL, dtype=np.int64)
             ask = np.flatnonzero(~FORCED[h])
             if len(ask):
-                masks = LEGAL[h[ask]]
-                got = np.asarray(member(self._obs(rows[ask], seats[ask]), masks, self.rng))
-                if got.shape != (len(ask),) or got.dtype.kind not in "iu":
-                    raise ValueError(f"pool entry {k} answered {got.dtype} of shape {got.shape}; a batch policy "
-                                     f"returns one integer keep per row, shape ({len(ask)},)")
-                ok = (got >= 0) & (got < g.N_ACTIONS)
-                ok[ok] = masks[np.flatnonzero(ok), got[ok]]
-                if not ok.all():
-                    i = int(np.flatnonzero(~ok)[0])
-                    raise ValueError(f"pool entry {k} played keep {int(got[i])}, which is not legal for "
-                                     f"{g.format_hand(g.HANDS[h[ask][i]])}; legal keeps: {_describe_keeps(h[ask][i])}")
-                keeps[ask] = got
+                held = h[ask]
+                got = member(self._obs(rows[ask], seats[ask]), LEGAL[held], self.rng)
+                keeps[ask] = self._answers(k, got, LEGAL[held], "keep", lambda i: (
+                    f"for {g.format_hand(g.HANDS[held[i]])}; legal keeps: {_describe_keeps(held[i])}"))
             return keeps
         det, cdf, two_d = member
         index = (h, self._flat[at + (seats ^ 1)]) if two_d else (h,)
@@ -472,9 +464,7 @@ class Vec420Env(BatchedVecEnv):
         first = self._draw_first_players(rows)
         self.first_player[rows] = self.round_first[rows] = self.cur[rows] = first
         if len(self._pool) > 1:
-            self.opp_index[rows] = np.minimum(np.searchsorted(
-                self._pool_cdf, self.rng.random((n, self.n_players)) * self._pool_cdf[-1], side="right"),
-                len(self._pool) - 1)
+            self.opp_index[rows] = self._draw(self._pool_cdf, n * self.n_players).reshape(n, self.n_players)
         self.hands[rows] = NO_HAND
         self.remaining[rows] = (1 << self.n_players) - 1
         self.n_out[rows] = 0

@@ -63,6 +63,7 @@ from gymnasium import spaces
 from envs import codec421
 from envs import game421 as g
 from envs.batched import BatchedVecEnv
+from envs.dice import sample_rows
 from envs.policy421 import FOLLOWER_DECISION_INDEX, Policy421
 
 AGENT, OPP = 0, 1
@@ -89,7 +90,6 @@ MASKS = codec421.MASKS  # [is_leader, hand, action]
 ONLY_STOP = codec421.legal_mask([g.STOP])
 ROLL_BUFFER = 1 << 17  # random rolls (codes of three dice) drawn at a time
 CODES = np.flatnonzero(ROLL_RANK >= 0)  # the 216 codes of three dice
-TINY = np.finfo(np.float64).smallest_subnormal  # the least positive float
 # FOLLOWER_DECISION[n, r]: the Policy421 follower index of (rolls allowed n, rolls used r).
 FOLLOWER_DECISION = np.zeros((g.MAX_ROLLS + 1, g.MAX_ROLLS + 1), dtype=np.int64)
 for (_n, _r), _d in FOLLOWER_DECISION_INDEX.items():
@@ -149,20 +149,13 @@ def scripted_dice(dice: Sequence[Sequence[int]], seats: Sequence[Sequence[int] |
 
 class Turns421:
     """What the batched 421 envs share: chance (``_rolls``, codes of three dice from
-    scripted dice or a buffer drawn in large chunks from ``self.rng``; ``_draw``, indices
-    from a cumulative distribution) and turns (a round's start, first rolls, the
+    scripted dice or a buffer drawn in large chunks from ``self.rng``) and turns (a round's start, first rolls, the
     rollers' actions), on the arrays both keep: ``leader``, ``played``, ``n_lead``,
     ``cur``, ``hand``, ``used``, ``allowed``.  Mixed into a ``BatchedVecEnv``."""
 
     _buffer: np.ndarray = np.zeros(0, dtype=np.int64)
     _buffer_rng: Any = None
     _buffer_pos: int = 0
-
-    def _draw(self, cdf: np.ndarray, n: int) -> np.ndarray:
-        """``n`` indices drawn from the cumulative distribution ``cdf``: for x in (0, total],
-        the first index whose cdf reaches x, so never one without probability."""
-        x = np.maximum(self.rng.random(n), TINY) * cdf[-1]
-        return np.minimum(np.searchsorted(cdf, x), len(cdf) - 1)
 
     def _rolls(self, rows: np.ndarray, count, n_rolls: int) -> np.ndarray:
         """(len(rows), n_rolls) codes of three dice, of which row i uses the first
@@ -341,11 +334,7 @@ class Vec421Env(Turns421, BatchedVecEnv):
         probs[leads] = policy.leader[t[leads], u[leads] - 1, h[leads]]
         f = ~leads
         probs[f] = policy.follower[t[f], d[f], L[f], h[f]]
-        cdf = np.cumsum(probs, axis=1)
-        # x in (0, total]: the first action whose cdf reaches x has probability on it (a draw
-        # of exactly 0 would otherwise pick action 0, STOP, whatever its probability).
-        x = np.maximum(self.rng.random(len(rows)) * cdf[:, -1], TINY)
-        return (cdf < x[:, None]).sum(axis=1)
+        return sample_rows(probs, self.rng)
 
     def _roll_pair(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Two players roll all three dice once, one after the other: their ranks."""

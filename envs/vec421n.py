@@ -163,22 +163,10 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
         for k, policy in enumerate(self._pool):
             mine = np.flatnonzero(drawn == k) if len(self._pool) > 1 else np.arange(len(rows))
             if len(mine):
-                actions[mine] = self._checked(k, policy(obs[mine], masks[mine], self.rng), masks[mine])
+                m = masks[mine]
+                actions[mine] = self._answers(k, policy(obs[mine], m, self.rng), m, "action",
+                                              lambda i, m=m: f"there; legal: {np.flatnonzero(m[i]).tolist()}")
         return actions
-
-    def _checked(self, place: int, actions: Any, masks: np.ndarray) -> np.ndarray:
-        a = np.asarray(actions)
-        if a.shape != (len(masks),) or a.dtype.kind not in "iu":
-            raise ValueError(f"pool entry {place} answered {a.dtype} of shape {a.shape}; a batch policy returns "
-                             f"one integer action per row, shape ({len(masks)},)")
-        a = a.astype(np.int64)
-        bad = (a < 0) | (a >= g.N_ACTIONS)
-        bad[~bad] = ~masks[np.flatnonzero(~bad), a[~bad]]
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"pool entry {place} played action {int(a[i])}, which is not legal there "
-                             f"(legal: {np.flatnonzero(masks[i]).tolist()}); {int(bad.sum())} such rows")
-        return a
 
     # --- chance -----------------------------------------------------------------
     def _roll_ranks(self, rows: np.ndarray, k: np.ndarray) -> np.ndarray:

@@ -84,6 +84,11 @@ def table_versus(preset: Preset) -> tuple[str, ...]:
     return (games.get(preset.game).suggested_bot,) * (preset.n_players - 1)
 
 
+def table_key(preset: Preset) -> str:
+    """The figure of that table: ``table_vs_A_B``."""
+    return "table_vs_" + "_".join(table_versus(preset))
+
+
 def table_figures(config: RunConfig, agent, exact: bool) -> dict[str, Any]:
     """A run of more than two players, measured at the table of ``table_versus``:
     ``table_vs_A_B`` its P(not losing), sampled over ``TABLE_GAMES`` games (``table_se_pp``
@@ -92,8 +97,7 @@ def table_figures(config: RunConfig, agent, exact: bool) -> dict[str, Any]:
     exact figure can be had (420 with four players and an agent that looks at every
     hand) the sampled one stands in, with ``table_exact_refused`` saying why."""
     preset, spec = config.preset, games.get(config.preset.game)
-    options, versus = exact_options(preset), table_versus(preset)
-    key = "table_vs_" + "_".join(versus)
+    options, versus, key = exact_options(preset), table_versus(preset), table_key(preset)
     refused = None
     if exact:
         solver = games.load(spec.exact_n)
@@ -611,7 +615,7 @@ def format_table_figures(config: RunConfig, figures: dict[str, Any]) -> list[str
     """The results of a run of more than two players, from ``table_figures``."""
     preset = config.preset
     versus = table_versus(preset)
-    p, n = figures["table_vs_" + "_".join(versus)], preset.n_players
+    p, n = figures[table_key(preset)], preset.n_players
     how = "exact" if figures.get("exact_table") else f"sampled, {TABLE_GAMES:,} games"
     options = "".join(f", {k} {v}" for k, v in exact_options(preset).items())
     lines = [f"P(not losing), {n} players{options} ({how}; fair share {(n - 1) / n:.4f})",
