@@ -6,7 +6,9 @@ only what a player at the table sees.  An agent that draws random numbers also
 has ``reseed(seed)``, which envs call at ``reset(seed=...)`` so that the same seed
 gives the same game.  ``action_probs`` gives the whole
 distribution over actions for a batch of decisions; exact evaluation uses it to
-turn any agent into a policy table.
+turn any agent into a policy table.  A deterministic agent may also have
+``actions(obs, masks)``, its one action at each row of a batch, which exact
+evaluation prefers at millions of decisions (no table of probabilities).
 """
 
 from __future__ import annotations
@@ -108,6 +110,25 @@ def batch_probs(agent, obs: np.ndarray, masks: np.ndarray, where=lambda i: f"dec
     if np.any(totals <= 0):
         raise ValueError(f"{agent_name(agent)} gave a row with no probability on any legal action")
     return probs / totals
+
+
+def batch_actions(agent, obs: np.ndarray, masks: np.ndarray, where=lambda i: f"decision {i}") -> np.ndarray | None:
+    """The one action a deterministic agent plays at each of a batch of decisions, from its
+    batched ``actions(obs, masks)`` (no probability table: what exact evaluation of a
+    network at millions of decisions asks), checked for shape and legality; ``None`` for
+    an agent without ``actions`` (ask ``batch_probs`` instead)."""
+    if not hasattr(agent, "actions"):
+        return None
+    n = len(masks)
+    acts = np.asarray(agent.actions(obs.copy(), masks.copy()))
+    if acts.shape != (n,) or not np.issubdtype(acts.dtype, np.integer):
+        raise ValueError(f"{agent_name(agent)}.actions returned {acts.dtype} shape {acts.shape}, expected {n} integers")
+    bad = np.flatnonzero((acts < 0) | (acts >= masks.shape[1]))
+    if not len(bad):
+        bad = np.flatnonzero(~masks[np.arange(n), acts])
+    if len(bad):
+        raise ValueError(f"{agent_name(agent)} plays the illegal action {int(acts[bad[0]])} at {where(int(bad[0]))}")
+    return acts.astype(np.int64)
 
 
 class BatchPolicy:

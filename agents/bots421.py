@@ -231,17 +231,21 @@ class _BatchedBot(DeterministicAgent):
         observations as int64, ``legal`` the masks as bool, ``ok`` the rows decode reads."""
         raise NotImplementedError
 
-    def action_probs(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """One-hot rows of what ``act`` plays, one per observation in the batch."""
+    def actions(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """What ``act`` plays at each row of a batch."""
         obs, masks = np.asarray(obs), np.asarray(masks)
         if obs.ndim != 2 or obs.shape[1] != codec421.OBS_SIZE or masks.shape != (len(obs), g.N_ACTIONS):
-            return super().action_probs(obs, masks)
+            return np.array([self.act(o, m) for o, m in zip(obs, masks)], dtype=np.int64)
         o, ok = _as_int_rows(obs)
         actions = self._batch_actions(o, masks.astype(bool), ok)
         for i in np.flatnonzero(actions < 0):
             actions[i] = self.act(obs[i], masks[i])
-        probs = np.zeros(masks.shape)
-        probs[np.arange(len(obs)), actions] = 1.0
+        return actions
+
+    def action_probs(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One-hot rows of what ``act`` plays, one per observation in the batch."""
+        probs = np.zeros(np.shape(masks))
+        probs[np.arange(len(probs)), self.actions(obs, masks)] = 1.0
         return probs
 
 

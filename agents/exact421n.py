@@ -61,7 +61,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from agents.base import agent_name, batch_probs
+from agents.base import agent_name, batch_actions, batch_probs
 from agents.solver421 import DEFAULT_TOL, FIRST_ROLL, KEEPS_OF, N_ACTIONS, N_HANDS, T
 from envs import codec421
 from envs import game421 as g
@@ -360,8 +360,14 @@ def _keep_step(dist: np.ndarray, keeps: np.ndarray) -> np.ndarray:
 def follower_finals_det(slots: np.ndarray) -> np.ndarray:
     """``follower_finals`` of a deterministic follower: ``slots`` (3, *context, 56) index its
     keep among the hand's legal ones (``KEEPS_OF``)."""
-    ctx = slots.shape[1:-1]
-    keeps = KEEPS_OF[np.arange(N_HANDS), slots].reshape(3, -1, N_HANDS)
+    return follower_finals_keeps(KEEPS_OF[np.arange(N_HANDS), slots])
+
+
+def follower_finals_keeps(keeps: np.ndarray) -> np.ndarray:
+    """``follower_finals`` of a deterministic follower: ``keeps`` (3, *context, 56) its keep
+    (index in ``KEEPS``) at each decision, context and hand."""
+    ctx = keeps.shape[1:-1]
+    keeps = keeps.reshape(3, -1, N_HANDS)
     first = np.broadcast_to(FIRST_ROLL, (keeps.shape[1], N_HANDS))
     two = _keep_step(first, keeps[0])
     three = _keep_step(_keep_step(first, keeps[1]), keeps[2])
@@ -414,21 +420,39 @@ class AgentTable:
 
     def probs(self, situation: Situation) -> np.ndarray:
         """The agent's action probabilities at every decision of ``situation`` (obs shape[:-1] + (29,))."""
-        obs = situation.decision_observations()
-        legal = LEADER_LEGAL if situation.position == 0 else FOLLOWER_LEGAL
-        shape = obs.shape[:-1]
-        masks = np.broadcast_to(legal, shape + (N_ACTIONS,)).reshape(-1, N_ACTIONS)
-        flat = obs.reshape(-1, codec421.OBS_SIZE)
         start = time.perf_counter()
         try:
             heuristic = _heuristic_follower(self.agent)
             if heuristic is not None and situation.position > 0 and situation.n_players == 3:
                 return _heuristic_follower_probs(heuristic, situation)
-            probs = batch_probs(self.agent, flat, np.ascontiguousarray(masks),
-                                lambda i: str(codec421.decode(flat[i])))
+            shape, flat, masks = self._decisions(situation)
+            probs = batch_probs(self.agent, flat, masks, lambda i: str(codec421.decode(flat[i])))
         finally:
             self.seconds += time.perf_counter() - start
         return probs.reshape(shape + (N_ACTIONS,))
+
+    @staticmethod
+    def _decisions(situation: Situation) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
+        """The decisions of ``situation``: their shape, observations and masks (one row each)."""
+        obs = situation.decision_observations()
+        legal = LEADER_LEGAL if situation.position == 0 else FOLLOWER_LEGAL
+        shape = obs.shape[:-1]
+        masks = np.ascontiguousarray(np.broadcast_to(legal, shape + (N_ACTIONS,)).reshape(-1, N_ACTIONS))
+        return shape, obs.reshape(-1, codec421.OBS_SIZE), masks
+
+    def _keeps(self, situation: Situation) -> np.ndarray | None:
+        """A deterministic agent's keep at every follower decision of ``situation`` (keep
+        indices, shape (3, *played hands, 56)), asked through ``actions`` without a
+        probability table; ``None`` for an agent without it."""
+        if not hasattr(self.agent, "actions") or _heuristic_follower(self.agent) is not None:
+            return None
+        start = time.perf_counter()
+        try:
+            shape, flat, masks = self._decisions(situation)
+            acts = batch_actions(self.agent, flat, masks, lambda i: str(codec421.decode(flat[i])))
+        finally:
+            self.seconds += time.perf_counter() - start
+        return acts.reshape(shape) - 1  # action 1 + k keeps KEEPS[k]
 
     def lead(self, situation: Situation) -> np.ndarray:
         key = (situation, "lead")
@@ -439,7 +463,9 @@ class AgentTable:
     def finals(self, situation: Situation) -> np.ndarray:
         key = (situation, "finals")
         if key not in self._cache:
-            self._cache[key] = follower_finals(self.probs(situation)[..., 1:])
+            keeps = self._keeps(situation)
+            self._cache[key] = (follower_finals(self.probs(situation)[..., 1:]) if keeps is None
+                                else follower_finals_keeps(keeps))
         return self._cache[key]
 
 
@@ -480,6 +506,12 @@ def _heuristic_follower_probs(bot, situation: Situation) -> np.ndarray:
 
 def as_table(agent_or_table) -> AgentTable:
     return agent_or_table if isinstance(agent_or_table, AgentTable) else AgentTable(agent_or_table)
+
+
+def prepared(agent, n_players: int) -> AgentTable:
+    """``agent`` as tables of ``n_players`` ask it again and again: one ``AgentTable``,
+    asked lazily and kept, to pass to every table (``reply420.prepared``'s counterpart)."""
+    return as_table(agent)
 
 
 # ---------------------------------------------------------------- evaluation

@@ -334,6 +334,11 @@ def checkpoint_weights_path(path: str | Path) -> Path:
     return path
 
 
+# Rows per forward pass of a large batch: the layers' outputs stay in the CPU's cache, which
+# makes a 256 x 256 network about twice as fast here as one pass over 500k rows.
+EVAL_CHUNK = 4096
+
+
 class PPOAgent(DeterministicAgent):
     """A trained MaskablePPO policy, played deterministically (the most likely legal action)."""
 
@@ -375,10 +380,18 @@ class PPOAgent(DeterministicAgent):
         latent = self.policy.mlp_extractor.forward_actor(features)
         return self.policy.action_net(latent).numpy()
 
+    def actions(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The most likely legal action at each row of a batch, ``EVAL_CHUNK`` rows per
+        forward pass (exact evaluation asks millions at once)."""
+        out = np.zeros(len(masks), dtype=np.int64)
+        for i in range(0, len(masks), EVAL_CHUNK):
+            rows = slice(i, i + EVAL_CHUNK)
+            out[rows] = np.where(masks[rows], self.logits(obs[rows]), -np.inf).argmax(axis=1)
+        return out
+
     def action_probs(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        logits = np.where(masks, self.logits(obs), -np.inf)
         probs = np.zeros(masks.shape)
-        probs[np.arange(len(masks)), logits.argmax(axis=1)] = 1.0
+        probs[np.arange(len(masks)), self.actions(obs, masks)] = 1.0
         return probs
 
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:

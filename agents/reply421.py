@@ -307,8 +307,9 @@ class ReplyAgent421(DeterministicAgent):
         probs[np.arange(len(actions)), actions] = 1.0
         return probs
 
-    def actions(self, obs: np.ndarray) -> np.ndarray:
-        """The action at each of a batch of three-player discharge decisions."""
+    def actions(self, obs: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        """The action at each of a batch of three-player discharge decisions (``masks``, as
+        ``agents.base.batch_actions`` passes them, are not needed: the tables hold legal moves)."""
         if obs.ndim != 2 or obs.shape[1] != codec421.OBS_SIZE:
             raise ValueError(f"{self.name}: observations of {codec421.OBS_SIZE} numbers expected, got shape {obs.shape}")
         if obs.dtype.kind != "i":

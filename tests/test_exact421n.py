@@ -237,3 +237,70 @@ def test_evaluate_refuses_a_table_it_cannot_set(argv, message):
     assert main(["evaluate", "421", *argv], out=io.StringIO(), err=err) == 2
     lines = err.getvalue().splitlines()
     assert message in lines[-1] and "Traceback" not in err.getvalue()
+
+
+# ------------------------------------------------------------------ networks: asked for actions, not probabilities
+
+
+def _network(seed: int = 0):
+    """A small untrained 421 network for three players (its moves are arbitrary but fixed)."""
+    import torch
+
+    from agents.ppo_agent import PPOAgent, build_policy
+
+    torch.manual_seed(seed)
+    policy = build_policy("421", {"class": "FastMlpPolicy", "net_arch": {"pi": [32], "vf": [32]},
+                                  "features_extractor": "OneHotInts"}, {"n_players": 3})
+    return PPOAgent(policy, "421", "net")
+
+
+class _ProbsOnly:
+    """The same network seen only through ``action_probs`` (the path for any agent)."""
+
+    name = "net, by probabilities"
+
+    def __init__(self, agent):
+        self.agent = agent
+
+    def action_probs(self, obs, masks):
+        return self.agent.action_probs(obs, masks)
+
+
+def test_a_network_is_tabulated_by_its_actions_as_by_its_probabilities(monkeypatch):
+    from agents import ppo_agent
+
+    monkeypatch.setattr(ppo_agent, "EVAL_CHUNK", 1000)  # several chunks per situation
+    net = _network()
+    fast, slow = x.AgentTable(net), x.AgentTable(_ProbsOnly(net))
+    lay = x.layout(3, 5)
+    for rnd in lay.rounds:
+        for seat in rnd.order[1:]:
+            s = x.Situation.of(rnd.tokens, rnd.leader, seat)
+            assert fast._keeps(s) is not None and slow._keeps(s) is None
+            assert np.allclose(fast.finals(s), slow.finals(s), rtol=0, atol=1e-14)
+    heuristic = x.AgentTable(HeuristicAgent())
+    a = x.evaluate_table([fast, heuristic, fast], pot=5).not_losing
+    b = x.evaluate_table([slow, heuristic, slow], pot=5).not_losing
+    assert np.allclose(a, b, rtol=0, atol=1e-12)
+
+
+def test_actions_that_break_the_rules_are_refused_in_one_line():
+    from agents.base import batch_actions
+
+    class Cheat:
+        name = "cheat"
+
+        def __init__(self, answer):
+            self.answer = answer
+
+        def actions(self, obs, masks):
+            return self.answer(len(masks))
+
+    s = x.Situation.of((2, 2, 1), 0, 1)  # a first follower: no STOP
+    with pytest.raises(ValueError, match=r"cheat plays the illegal action 0 at .*hand"):
+        x.AgentTable(Cheat(lambda n: np.zeros(n, dtype=np.int64))).finals(s)
+    with pytest.raises(ValueError, match=r"cheat.actions returned float64 shape \(3,\), expected 3 integers"):
+        batch_actions(Cheat(lambda n: np.zeros(n)), np.zeros((3, 4)), np.ones((3, 29), bool))
+    with pytest.raises(ValueError, match="illegal action 29"):
+        batch_actions(Cheat(lambda n: np.full(n, 29)), np.zeros((3, 4)), np.ones((3, 29), bool))
+    assert batch_actions(RandomAgent(0), np.zeros((3, 4)), np.ones((3, 29), bool)) is None
