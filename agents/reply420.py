@@ -174,6 +174,13 @@ def own_hand_table(agent, n_players: int) -> np.ndarray:
     return probs
 
 
+def prepared(agent, n_players: int) -> np.ndarray:
+    """``agent`` as tables of ``n_players`` ask it again and again: its own-hand policy
+    (126 x 14), checked once (``own_hand_table``; ``ValueError`` for an agent that looks
+    at other hands, whose tables take the full state: ``seat_figures`` with the agent)."""
+    return agent if isinstance(agent, np.ndarray) else own_hand_table(agent, n_players)
+
+
 def live_table(agent, n_players: int) -> np.ndarray:
     """An own-hand agent as the table ``envs.vec420.Vec420Env`` plays at ``n_players``:
     keep indices (126,) if it is deterministic, else probabilities (126, 14);

@@ -24,7 +24,7 @@ def small3(monkeypatch):
     """ppo-421-3p at pot 4 (without exact3, which is made for pot 15) with a small network,
     rollouts of 32 x 32 steps and a snapshot every two rollouts."""
     base = P.PRESETS["ppo-421-3p"]
-    small = replace(base, env={"n_players": 3, "pot": POT}, n_envs=32, snapshot_every=2048, threads=1,
+    small = replace(base, env={"n_players": 3, "pot": POT}, n_envs=32, snapshot_every=2048, threads=1, exact_every=2048,
                     pool={"cautious": 0.1, "greedy421": 0.1},
                     policy={**base.policy, "net_arch": {"pi": [16], "vf": [16]}},
                     ppo={**base.ppo, "n_steps": 32, "batch_size": 256, "n_epochs": 1})
@@ -67,28 +67,42 @@ def test_snapshots_are_frozen_copies_of_the_learner(small3, tmp_path):
     env.close()
 
 
-def test_a_three_player_run_reports_its_exact_table_and_resumes(small3, tmp_path, capsys):
-    assert train_main(argv(tmp_path, "s3", 2048)) == 0
+def test_a_three_player_run_reports_its_exact_tables_and_resumes(small3, tmp_path, capsys):
+    assert train_main(argv(tmp_path, "s3", 4096)) == 0
     out = capsys.readouterr().out
     assert "P(not losing), 3 players, pot 4 (exact; fair share 0.6667)" in out
     meta = json.loads((tmp_path / "ck" / "s3.json").read_text())
     agent = agents.make_agent("421", str(tmp_path / "ck" / "s3.pt"))
-    heuristic = agents.make_agent("421", "heuristic")
-    exact = exact421n.evaluate_table([agent, heuristic, heuristic], pot=POT).not_losing[0]
-    best = exact421n.best_reply([heuristic] * 3, 0, pot=POT).value
-    assert meta["exact"]["table_vs_heuristic_heuristic"] == pytest.approx(exact, abs=1e-12)
-    assert meta["exact"]["table_regret_pp"] == pytest.approx(100 * (best - exact), abs=1e-9)
+    figures = meta["exact"]
+    # every bot that plays pot 4 (not exact3, made for pot 15), each in both other seats
+    for name in ("heuristic", "greedy421", "cautious"):
+        bot = agents.make_agent("421", name)
+        exact = exact421n.evaluate_table([agent, bot, bot], pot=POT).not_losing[0]
+        best = exact421n.best_reply([bot] * 3, 0, pot=POT).value
+        assert figures[f"table_vs_{name}_{name}"] == pytest.approx(exact, abs=1e-12)
+        assert figures[f"table_regret_vs_{name}_{name}_pp"] == pytest.approx(100 * (best - exact), abs=1e-9)
+        assert f"  with {name} and {name}: {exact:.6f}   (regret " in out
+    assert figures["table_regret_pp"] == figures["table_regret_vs_heuristic_heuristic_pp"]
+    assert not any("exact3" in key for key in figures)
+    own = exact421n.best_reply([agent] * 3, 0, pot=POT).value - exact421n.evaluate_table([agent] * 3, pot=POT).not_losing[0]
+    assert figures["table_own_regret_pp"] == pytest.approx(100 * own, abs=1e-9)
+    assert "at its own table (itself in every seat): regret" in out
+    # during training: sampled, and exact once exact_every steps have passed (not in the
+    # last rollout, whose evaluation the final one makes exact)
     history = meta["eval_history"]
-    assert [h["timesteps"] for h in history] == [32] and "table_se_pp" in history[0]  # sampled during training
+    assert history[0]["timesteps"] == 32 and "table_se_pp" in history[0] and "table_own_regret_pp" not in history[0]
+    assert [h["timesteps"] >= 2048 for h in history if "table_own_regret_pp" in h] == [True]
+    assert all(h["timesteps"] + 1024 <= 4096 for h in history if "table_own_regret_pp" in h)
     # the sampled figure agrees with the exact one
     config = RunConfig(small3, timesteps=0, seed=3, n_envs=32, logdir=tmp_path, checkpoint_dir=tmp_path, name="x")
     sampled = table_figures(config, agent, exact=False)
+    exact = figures["table_vs_heuristic_heuristic"]
     assert abs(sampled["table_vs_heuristic_heuristic"] - exact) < 4 * sampled["table_se_pp"] / 100
     state = torch.load(tmp_path / "ck" / "s3.state", weights_only=True)
     assert len(state["self_play"]["snapshots"]) == 4
-    assert train_main(argv(tmp_path, "s3", 4096, "--resume")) == 0
+    assert train_main(argv(tmp_path, "s3", 6144, "--resume")) == 0
     assert "resuming" in capsys.readouterr().out
-    assert json.loads((tmp_path / "ck" / "s3.json").read_text())["timesteps"] == 4096
+    assert json.loads((tmp_path / "ck" / "s3.json").read_text())["timesteps"] == 6144
 
 
 @pytest.fixture
@@ -121,3 +135,24 @@ def test_a_four_player_420_run_plays_its_pool_and_says_why_its_figure_is_sampled
     assert "no exact figure:" in out and "up to 3 players" in out
     meta = json.loads((tmp_path / "ck" / "f4.json").read_text())
     assert meta["exact"]["exact_table"] is False and 0 < meta["exact"]["table_vs_optimal_optimal_optimal"] < 1
+
+
+def test_exact_tables_of_420_at_three_players_are_the_solvers(tmp_path):
+    from agents import reply420
+    from train.run import exact_tables, table_bots
+
+    preset = P.PRESETS["ppo-420-3p"]
+    assert table_bots(preset) == ("optimal", "greedy", "foundation")
+    config = RunConfig(preset, timesteps=0, seed=0, n_envs=32, logdir=tmp_path, checkpoint_dir=tmp_path, name="t")
+    greedy = agents.make_agent("420", "greedy")
+    figures = exact_tables(config, greedy)
+    for name in table_bots(preset):
+        bot = agents.make_agent("420", name)
+        value, best = reply420.seat_figures([greedy, bot, bot], 0)
+        assert figures[f"table_vs_{name}_{name}"] == pytest.approx(value, abs=1e-12)
+        assert figures[f"table_regret_vs_{name}_{name}_pp"] == pytest.approx(100 * (best - value), abs=1e-9)
+    value, best = reply420.seat_figures([greedy] * 3, 0)
+    assert figures["table_own_regret_pp"] == pytest.approx(100 * (best - value), abs=1e-9)
+    assert round(figures["table_own_regret_pp"], 4) == 0.1112  # the README's table of the bots
+    assert figures["table_regret_pp"] == figures["table_regret_vs_optimal_optimal_pp"]
+    assert exact_tables(config, agents.make_agent("420", "optimal"))["table_own_regret_pp"] == 0.0

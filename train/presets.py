@@ -58,6 +58,9 @@ class Preset:
     snapshot_share: float = 0.0
     snapshot_every: int = 0
     search: dict[str, Range | Choice] = field(default_factory=dict)  # what `python -m train sweep` varies
+    # At a table of more than two players: steps between the evaluations that are exact
+    # (``train.run.exact_tables``); None: every evaluation.  The others are sampled.
+    exact_every: int | None = None
 
     @property
     def n_players(self) -> int:
@@ -180,6 +183,7 @@ PRESETS: dict[str, Preset] = {
             snapshot_share=0.35,
             snapshot_every=1_000_000,
             eval_every=2_500_000,
+            exact_every=5_000_000,  # an exact evaluation takes minutes: the network at 4.9e7 decisions
         ),
         *(Preset(
             name=f"ppo-420-{n}p",

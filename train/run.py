@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
@@ -89,23 +90,77 @@ def table_key(preset: Preset) -> str:
     return "table_vs_" + "_".join(table_versus(preset))
 
 
-def table_figures(config: RunConfig, agent, exact: bool) -> dict[str, Any]:
+def table_bots(preset: Preset) -> tuple[str, ...]:
+    """The bots an exact evaluation of a run of more than two players puts in every other
+    seat, one table each: the measured table's (``table_versus``), then every other bot of
+    the game that plays that table (its size and options) but ``random``."""
+    bots = games.get(preset.game).bots_for(preset.n_players)
+    options = tuple(sorted(exact_options(preset).items()))
+    return tuple(b for b in dict.fromkeys((table_versus(preset)[0], *(b for b in bots if b != "random")))
+                 if _bot_table(preset.game, b, preset.n_players, options) is not None)
+
+
+def _regret_pp(value: float, best: float) -> float:
+    return 0.0 if abs(best - value) < 1e-12 else 100 * (best - value)  # below the solvers' precision: 0
+
+
+@lru_cache(maxsize=32)
+def _bot_table(game: str, name: str, n_players: int, options: tuple) -> Any:
+    """A bot as tables of ``n_players`` ask it (``exact_n.prepared``), kept for the whole
+    process: a 421 bot's table fills as it is asked, once for every evaluation.  None for
+    a bot that cannot sit at such a table (exact3 at another pot)."""
+    bot = agents.make_agent(game, name, seed=0)
+    try:
+        if hasattr(bot, "check_table"):
+            bot.check_table(n_players, **dict(options))
+    except ValueError:
+        return None
+    return games.load(games.get(game).exact_n).prepared(bot, n_players)
+
+
+def exact_tables(config: RunConfig, agent) -> dict[str, Any]:
+    """``agent`` measured exactly at its own table (itself in every seat, which by symmetry
+    is every seat's regret: ``table_own_regret_pp``) and at the table of each of
+    ``table_bots`` in every other seat (``table_vs_A_A`` its P(not losing),
+    ``table_regret_vs_A_A_pp`` what the best reply there gets more).  ``ValueError``
+    when the game's exact module cannot tabulate the agent once for all tables (420 with
+    an agent that looks at other hands)."""
+    preset, spec = config.preset, games.get(config.preset.game)
+    solver, options, n = games.load(spec.exact_n), exact_options(preset), preset.n_players
+    mine = solver.prepared(agent, n)
+    figures = {"table_own_regret_pp": _regret_pp(*solver.seat_figures([mine] * n, 0, **options))}
+    for bot in table_bots(preset):
+        other = _bot_table(preset.game, bot, n, tuple(sorted(options.items())))
+        value, best = solver.seat_figures([mine, *[other] * (n - 1)], 0, **options)
+        key = "_".join([bot] * (n - 1))
+        figures[f"table_vs_{key}"], figures[f"table_regret_vs_{key}_pp"] = value, _regret_pp(value, best)
+    measured = table_key(preset).removeprefix("table_vs_")
+    figures["table_regret_pp"] = figures[f"table_regret_vs_{measured}_pp"]
+    return {**figures, "optimal": False, "exact_table": True}
+
+
+def table_figures(config: RunConfig, agent, exact: bool, final: bool = False) -> dict[str, Any]:
     """A run of more than two players, measured at the table of ``table_versus``:
     ``table_vs_A_B`` its P(not losing), sampled over ``TABLE_GAMES`` games (``table_se_pp``
-    its standard error) during training, or ``exact`` by ``GameSpec.exact_n`` with its
-    regret (``table_regret_pp``: what the exact best reply there gets more).  Where no
-    exact figure can be had (420 with four players and an agent that looks at every
-    hand) the sampled one stands in, with ``table_exact_refused`` saying why."""
+    its standard error), or with ``exact`` every figure of ``exact_tables``.  Where those
+    cannot be had, the ``final`` evaluation still tries the measured table alone over the
+    full state (420 with three players and an agent that looks at other hands: minutes);
+    failing that (four players), the sampled figure stands in, with
+    ``table_exact_refused`` saying why."""
     preset, spec = config.preset, games.get(config.preset.game)
     options, versus, key = exact_options(preset), table_versus(preset), table_key(preset)
     refused = None
     if exact:
+        try:
+            return exact_tables(config, agent)
+        except ValueError as e:
+            refused = str(e)
+    if exact and final:
         solver = games.load(spec.exact_n)
         others = [agents.make_agent(preset.game, name, seed=0) for name in versus]
         try:
             value, best = solver.seat_figures([agent, *others], 0, **options)
-            regret = 0.0 if abs(best - value) < 1e-12 else 100 * (best - value)  # below the solvers' precision: 0
-            return {key: value, "table_regret_pp": regret, "optimal": False, "exact_table": True}
+            return {key: value, "table_regret_pp": _regret_pp(value, best), "optimal": False, "exact_table": True}
         except ValueError as e:
             refused = str(e)
     env = games.load(spec.live_env)(2048, agents.live_opponent(preset.game, versus[0], preset.n_players),
@@ -128,12 +183,13 @@ def table_figures(config: RunConfig, agent, exact: bool) -> dict[str, Any]:
     return figures if refused is None else {**figures, "table_exact_refused": refused}
 
 
-def evaluate(config: RunConfig, agent, final: bool = False) -> dict[str, Any]:
+def evaluate(config: RunConfig, agent, final: bool = False, exact_now: bool = False) -> dict[str, Any]:
     """Exact figures of ``agent`` by the game's solver (``GameSpec.exact``); at a table of
-    more than two players, ``table_figures`` (exact at the end of the run)."""
+    more than two players, ``table_figures`` (exact at the end of the run, and during it
+    where ``exact_now``: every ``Preset.exact_every`` steps)."""
     preset = config.preset
     if preset.n_players > 2:
-        return table_figures(config, agent, exact=final)
+        return table_figures(config, agent, exact=final or exact_now, final=final)
     options = exact_options(preset)
     tables = {name: agents.bot_table(preset.game, name, **options) for name in eval_opponents(preset)}
     return games.load(games.get(preset.game).exact).exact_figures(agent, tables, **options)
@@ -155,6 +211,7 @@ class ExactEvalCallback(BaseCallback):
         self.config = config
         self.self_play = self_play  # its pool is saved with each checkpoint
         self.every = config.eval_every or config.preset.eval_every
+        self.exact_every = config.preset.exact_every  # tables of more than two players
         self.next_eval = 0
         self.started = started  # a resumed run's start is moved back by its earlier seconds
         self.history: list[dict[str, Any]] = list(history or [])  # a resumed run's earlier evaluations
@@ -172,6 +229,17 @@ class ExactEvalCallback(BaseCallback):
     def _on_rollout_start(self) -> None:
         self.rollout_started = True
 
+    def _exact_due(self) -> bool:
+        """Whether this evaluation of a table of more than two players is exact: every one
+        without ``exact_every``, else the first at least ``exact_every`` steps after the
+        last exact one or the start (resumed runs count from their history)."""
+        if self.exact_every is None:
+            return True
+        if self.num_timesteps + self.model.n_steps * self.model.n_envs > self.config.timesteps:
+            return False  # the last rollout: the final evaluation is exact
+        done = [h["timesteps"] for h in self.history if "table_own_regret_pp" in h]
+        return self.num_timesteps >= (done[-1] if done else 0) + self.exact_every
+
     def _suboptimal_choices(self) -> int:
         count = self.count_suboptimal(PPOAgent.from_model(self.model, self.config.preset.game))
         self.logger.record("eval/suboptimal_choices", count)
@@ -185,11 +253,12 @@ class ExactEvalCallback(BaseCallback):
         if not due:
             return True
         self.next_eval = self.num_timesteps + self.every
-        figures = evaluate(self.config, PPOAgent.from_model(self.model, self.config.preset.game))
+        figures = evaluate(self.config, PPOAgent.from_model(self.model, self.config.preset.game),
+                           exact_now=self._exact_due())
         figures.update(timesteps=self.num_timesteps, wall_seconds=time.time() - self.started)
         self.history.append(figures)
         for key, value in figures.items():
-            if key.startswith(LOGGED_FIGURES):
+            if key.startswith(LOGGED_FIGURES) and isinstance(value, (int, float)):  # not a refusal's words
                 self.logger.record(f"eval/{key}", value)
         self.logger.record("eval/wall_seconds", figures["wall_seconds"])
         self.logger.dump(self.num_timesteps)
@@ -358,7 +427,8 @@ def save_run(model, config: RunConfig, figures: dict[str, Any] | None = None, hi
         meta["wall_seconds"] = round(wall, 1)
     if history:
         meta["eval_history"] = [
-            {k: round(v, 6) for k, v in h.items() if k in ("timesteps", "wall_seconds") or k.startswith(HISTORY_FIGURES)}
+            {k: round(v, 6) for k, v in h.items()
+             if isinstance(v, (int, float)) and (k in ("timesteps", "wall_seconds") or k.startswith(HISTORY_FIGURES))}
             for h in history
         ]
     state = checkpoint.training_state(model, game=config.preset.game, preset=config.preset.name, seed=config.seed,
@@ -561,9 +631,13 @@ def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
         if interrupted:
             print(f"\ninterrupted at {model.num_timesteps} steps; saving")
         wall = time.time() - started
-        if config.preset.n_players > 2:
-            print(f"exact evaluation at the table of {config.preset.n_players} players (a few minutes)")
-        final = evaluate(config, PPOAgent.from_model(model, config.preset.game), final=True)
+        last = callback.history[-1] if callback.history else {}
+        if last.get("timesteps") == model.num_timesteps and "table_own_regret_pp" in last:
+            final = dict(last)  # the last evaluation was exact, of this very network
+        else:
+            if config.preset.n_players > 2:
+                print(f"exact evaluation at the tables of {config.preset.n_players} players")
+            final = evaluate(config, PPOAgent.from_model(model, config.preset.game), final=True)
         final.update(timesteps=int(model.num_timesteps), wall_seconds=wall)
         base = save_run(model, config, final, callback.history, self_play)
     env.close()
@@ -600,7 +674,8 @@ def print_results(config: RunConfig, summary: dict[str, Any]) -> None:
     steps = final["timesteps"]
     print()
     print(f"run {config.name}: {steps:,} steps in {final['wall_seconds']:.1f} s "
-          f"({steps / max(final['wall_seconds'], 1e-9):,.0f} steps/s); saved {summary['checkpoint']}.pt/.json/.state")
+          f"({steps / max(final['wall_seconds'], 1e-9):,.0f} steps/s)")
+    print(f"saved {summary['checkpoint']}.pt/.json/.state")
     print()
     if config.preset.n_players > 2:
         for line in format_table_figures(config, final):
@@ -614,14 +689,20 @@ def print_results(config: RunConfig, summary: dict[str, Any]) -> None:
 def format_table_figures(config: RunConfig, figures: dict[str, Any]) -> list[str]:
     """The results of a run of more than two players, from ``table_figures``."""
     preset = config.preset
-    versus = table_versus(preset)
-    p, n = figures[table_key(preset)], preset.n_players
+    n = preset.n_players
     how = "exact" if figures.get("exact_table") else f"sampled, {TABLE_GAMES:,} games"
     options = "".join(f", {k} {v}" for k, v in exact_options(preset).items())
-    lines = [f"P(not losing), {n} players{options} ({how}; fair share {(n - 1) / n:.4f})",
-             f"  with {' and '.join(versus)}: {p:.6f}"
-             + (f"   (regret {figures['table_regret_pp']:.4f} pp)" if "table_regret_pp" in figures else
-                f"   (+/- {figures['table_se_pp']:.2f} pp)")]
+    lines = [f"P(not losing), {n} players{options} ({how}; fair share {(n - 1) / n:.4f})"]
+    for bot in table_bots(preset):
+        key = "_".join([bot] * (n - 1))
+        if f"table_vs_{key}" not in figures:
+            continue
+        regret = figures.get(f"table_regret_vs_{key}_pp", figures.get("table_regret_pp"))  # or the measured table's
+        lines.append(f"  with {' and '.join([bot] * (n - 1))}: {figures[f'table_vs_{key}']:.6f}"
+                     + (f"   (regret {regret:.4f} pp)" if regret is not None else
+                        f"   (+/- {figures['table_se_pp']:.2f} pp)"))
+    if "table_own_regret_pp" in figures:
+        lines.append(f"  at its own table (itself in every seat): regret {figures['table_own_regret_pp']:.4f} pp")
     if "table_exact_refused" in figures:
         lines.append(f"  no exact figure: {figures['table_exact_refused']}")
     return lines
