@@ -93,6 +93,16 @@ def test_a_three_player_run_reports_its_exact_tables_and_resumes(small3, tmp_pat
     assert history[0]["timesteps"] == 32 and "table_se_pp" in history[0] and "table_own_regret_pp" not in history[0]
     assert [h["timesteps"] >= 2048 for h in history if "table_own_regret_pp" in h] == [True]
     assert all(h["timesteps"] + 1024 <= 4096 for h in history if "table_own_regret_pp" in h)
+    # TensorBoard has them over time, the final evaluation last
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    (events,) = (tmp_path / "runs").rglob("events.out.tfevents.*")
+    acc = EventAccumulator(str(events))
+    acc.Reload()
+    own = [(e.step, e.value) for e in acc.Scalars("eval/table_own_regret_pp")]
+    assert [step for step, _ in own] == [h["timesteps"] for h in history if "table_own_regret_pp" in h] + [4096]
+    assert own[-1][1] == pytest.approx(figures["table_own_regret_pp"], rel=1e-6)
+    assert "eval/table_regret_vs_cautious_cautious_pp" in acc.Tags()["scalars"]
     # the sampled figure agrees with the exact one
     config = RunConfig(small3, timesteps=0, seed=3, n_envs=32, logdir=tmp_path, checkpoint_dir=tmp_path, name="x")
     sampled = table_figures(config, agent, exact=False)

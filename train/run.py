@@ -195,6 +195,15 @@ def evaluate(config: RunConfig, agent, final: bool = False, exact_now: bool = Fa
     return games.load(games.get(preset.game).exact).exact_figures(agent, tables, **options)
 
 
+def log_figures(logger, figures: dict[str, Any], step: int) -> None:
+    """An evaluation's figures to TensorBoard, ``eval/KEY`` (the numbers of ``LOGGED_FIGURES``)."""
+    for key, value in figures.items():
+        if key.startswith(LOGGED_FIGURES) and isinstance(value, (int, float)):  # not a refusal's words
+            logger.record(f"eval/{key}", value)
+    logger.record("eval/wall_seconds", figures["wall_seconds"])
+    logger.dump(step)
+
+
 class ExactEvalCallback(BaseCallback):
     """Every ``every`` steps: exact evaluation, TensorBoard ``eval/*`` tags, a checkpoint.
 
@@ -257,11 +266,7 @@ class ExactEvalCallback(BaseCallback):
                            exact_now=self._exact_due())
         figures.update(timesteps=self.num_timesteps, wall_seconds=time.time() - self.started)
         self.history.append(figures)
-        for key, value in figures.items():
-            if key.startswith(LOGGED_FIGURES) and isinstance(value, (int, float)):  # not a refusal's words
-                self.logger.record(f"eval/{key}", value)
-        self.logger.record("eval/wall_seconds", figures["wall_seconds"])
-        self.logger.dump(self.num_timesteps)
+        log_figures(self.logger, figures, self.num_timesteps)
         with SigintHeld(reraise=True):  # a Ctrl-C here stops the run once the checkpoint is written
             save_run(self.model, self.config, figures, self.history, self.self_play)
         if self.config.on_eval is not None:
@@ -639,6 +644,8 @@ def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
                 print(f"exact evaluation at the tables of {config.preset.n_players} players")
             final = evaluate(config, PPOAgent.from_model(model, config.preset.game), final=True)
         final.update(timesteps=int(model.num_timesteps), wall_seconds=wall)
+        if remaining > 0 and last.get("timesteps") != model.num_timesteps:
+            log_figures(model.logger, final, model.num_timesteps)  # the run's last point in TensorBoard
         base = save_run(model, config, final, callback.history, self_play)
     env.close()
     summary = {"final": final, "history": callback.history, "checkpoint": str(base), "interrupted": interrupted}
