@@ -46,6 +46,19 @@ class DeterministicAgent:
         return f"<{type(self).__name__} {self.name!r}>"
 
 
+class BatchedAgent(DeterministicAgent):
+    """A deterministic agent that answers a whole batch at once, ``actions(obs, masks)``;
+    its ``action_probs`` are their one-hot rows."""
+
+    def actions(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def action_probs(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        probs = np.zeros(np.shape(masks))
+        probs[np.arange(len(probs)), self.actions(obs, masks)] = 1.0
+        return probs
+
+
 class RandomAgent:
     """Plays a uniformly random legal action (from its own seeded generator)."""
 
@@ -68,6 +81,12 @@ class RandomAgent:
 
     def __repr__(self) -> str:
         return "<RandomAgent 'random'>"
+
+
+def pp(diff: float) -> float:
+    """A difference of probabilities in percentage points; below the solvers' precision
+    (1e-12) it is 0, and never prints as -0.0000."""
+    return 0.0 if abs(diff) < 1e-12 else 100.0 * diff
 
 
 # Probability an agent may put on illegal actions and still be read (float32 softmax noise).

@@ -22,7 +22,7 @@ from itertools import product
 
 import numpy as np
 
-from agents.base import DeterministicAgent
+from agents.base import BatchedAgent
 from envs import codec421
 from envs import game421 as g
 
@@ -222,8 +222,8 @@ def _as_int_rows(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return o, ok
 
 
-class _BatchedBot(DeterministicAgent):
-    """A bot whose ``action_probs`` plays the rows ``_batch_actions`` vectorises in one go
+class _BatchedBot(BatchedAgent):
+    """A bot whose ``actions`` plays the rows ``_batch_actions`` vectorises in one go
     and every other row through ``act`` (so the batch answers exactly what ``act`` does)."""
 
     def _batch_actions(self, o: np.ndarray, legal: np.ndarray, ok: np.ndarray) -> np.ndarray:
@@ -241,12 +241,6 @@ class _BatchedBot(DeterministicAgent):
         for i in np.flatnonzero(actions < 0):
             actions[i] = self.act(obs[i], masks[i])
         return actions
-
-    def action_probs(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """One-hot rows of what ``act`` plays, one per observation in the batch."""
-        probs = np.zeros(np.shape(masks))
-        probs[np.arange(len(probs)), self.actions(obs, masks)] = 1.0
-        return probs
 
 
 def _round_orders() -> np.ndarray:

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
@@ -61,7 +62,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from agents.base import agent_name, batch_actions, batch_probs
+from agents.base import agent_name, batch_actions, batch_probs, pp
 from agents.solver421 import DEFAULT_TOL, FIRST_ROLL, KEEPS_OF, N_ACTIONS, N_HANDS, T
 from envs import codec421
 from envs import game421 as g
@@ -420,16 +421,22 @@ class AgentTable:
 
     def probs(self, situation: Situation) -> np.ndarray:
         """The agent's action probabilities at every decision of ``situation`` (obs shape[:-1] + (29,))."""
-        start = time.perf_counter()
-        try:
+        with self._asking():
             heuristic = _heuristic_follower(self.agent)
             if heuristic is not None and situation.position > 0 and situation.n_players == 3:
                 return _heuristic_follower_probs(heuristic, situation)
             shape, flat, masks = self._decisions(situation)
             probs = batch_probs(self.agent, flat, masks, lambda i: str(codec421.decode(flat[i])))
+        return probs.reshape(shape + (N_ACTIONS,))
+
+    @contextmanager
+    def _asking(self):
+        """Counts the time spent asking the agent into ``seconds``."""
+        start = time.perf_counter()
+        try:
+            yield
         finally:
             self.seconds += time.perf_counter() - start
-        return probs.reshape(shape + (N_ACTIONS,))
 
     @staticmethod
     def _decisions(situation: Situation) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
@@ -446,12 +453,9 @@ class AgentTable:
         probability table; ``None`` for an agent without it."""
         if not hasattr(self.agent, "actions") or _heuristic_follower(self.agent) is not None:
             return None
-        start = time.perf_counter()
-        try:
+        with self._asking():
             shape, flat, masks = self._decisions(situation)
             acts = batch_actions(self.agent, flat, masks, lambda i: str(codec421.decode(flat[i])))
-        finally:
-            self.seconds += time.perf_counter() - start
         return acts.reshape(shape) - 1  # action 1 + k keeps KEEPS[k]
 
     def lead(self, situation: Situation) -> np.ndarray:
@@ -751,9 +755,7 @@ def table_figures(agents: Sequence, names: Sequence[str] | None = None, pot: int
     for seat in range(len(tables)):
         if seat == 0 or not same:
             reply = best_reply(tables, seat, pot, tol, 1.0 - result.lose_by_state[:, seat]).value
-        regret = reply - values[seat]
-        out.append(SeatFigures(seat, names[seat], float(values[seat]), reply,
-                               0.0 if abs(regret) < 1e-12 else 100.0 * regret))
+        out.append(SeatFigures(seat, names[seat], float(values[seat]), reply, pp(reply - values[seat])))
     return out, time.perf_counter() - start
 
 

@@ -41,7 +41,7 @@ from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 import games
-from agents.base import DeterministicAgent
+from agents.base import BatchedAgent
 from games.files import commit, write_atomic, write_temporary  # noqa: F401 (used by train.checkpoint)
 from games.files import fsync_dir as _fsync_dir  # noqa: F401
 
@@ -339,7 +339,7 @@ def checkpoint_weights_path(path: str | Path) -> Path:
 EVAL_CHUNK = 4096
 
 
-class PPOAgent(DeterministicAgent):
+class PPOAgent(BatchedAgent):
     """A trained MaskablePPO policy, played deterministically (the most likely legal action)."""
 
     def __init__(self, policy: MaskableActorCriticPolicy, game: str, name: str = "ppo", metadata: dict | None = None):
@@ -388,11 +388,6 @@ class PPOAgent(DeterministicAgent):
             rows = slice(i, i + EVAL_CHUNK)
             out[rows] = np.where(masks[rows], self.logits(obs[rows]), -np.inf).argmax(axis=1)
         return out
-
-    def action_probs(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        probs = np.zeros(masks.shape)
-        probs[np.arange(len(masks)), self.actions(obs, masks)] = 1.0
-        return probs
 
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
         return int(np.argmax(np.where(action_mask, self.logits(np.asarray(obs)[None])[0], -np.inf)))

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agents import race420, solver420
-from agents.base import agent_name, batch_probs
+from agents.base import agent_name, batch_probs, pp
 from envs import codec420
 from envs import game420 as g
 
@@ -691,8 +691,7 @@ class SeatFigures:
     @property
     def regret_pp(self) -> float:
         """Best reply minus the seat, in percentage points; 0 below the solver's precision."""
-        diff = self.best - self.not_losing
-        return 0.0 if abs(diff) < 1e-12 else 100.0 * diff
+        return pp(self.best - self.not_losing)
 
 
 def _own_hand_policies(n_players: int, seats: Sequence) -> list[np.ndarray] | None:

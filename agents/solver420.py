@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from agents.base import batch_probs
+from agents.base import batch_probs, pp
 from envs import codec420
 from envs import game420 as g
 from envs.codec420 import LEGAL_MASKS
@@ -250,9 +250,7 @@ def exact_strength(agent_or_table, opponents: dict[str, np.ndarray]) -> dict[str
 # ---------------------------------------------------------------- training reports
 
 
-def _pp(diff: float) -> float:
-    """A probability difference in percentage points; below the solver's precision it is 0."""
-    return 0.0 if abs(diff) < 1e-12 else 100.0 * diff
+_pp = pp  # a probability difference in percentage points (agents.base.pp)
 
 
 def exact_figures(agent, opponents: dict[str, np.ndarray]) -> dict:

@@ -70,7 +70,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from agents.base import DeterministicAgent, agent_name as _name, batch_probs
+from agents.base import DeterministicAgent, agent_name as _name, batch_probs, pp
 from envs import codec421
 from envs import game421 as g
 from envs.codec421 import RAMPO_FIRST_LOSES, charge_outcomes, rampo_first_loses
@@ -653,10 +653,6 @@ def reply_value(table: Policy421) -> float:
     return kept[1]
 
 
-def _pp(x: float) -> float:
-    return 0.0 if abs(x) < 1e-12 else 100.0 * x
-
-
 def exact_figures(agent, opponents: dict[str, Policy421], pot: int = 15) -> dict:
     """The exact figures training logs for a two-player agent (charge and seat draw
     included): P(win) against each opponent table (``"optimal"`` among them), the gap
@@ -665,10 +661,10 @@ def exact_figures(agent, opponents: dict[str, Policy421], pot: int = 15) -> dict
     the best reply to that opponent wins more than the agent does)."""
     table = policy_table(agent, pot)
     figures = {f"vs_{name}": evaluate(table, opponent) for name, opponent in opponents.items()}
-    regrets = {f"regret_vs_{name}_pp": _pp(reply_value(opponent) - figures[f"vs_{name}"])
+    regrets = {f"regret_vs_{name}_pp": pp(reply_value(opponent) - figures[f"vs_{name}"])
                for name, opponent in opponents.items() if name != "optimal"}  # vs optimal: the gap
-    return {**figures, "gap_pp": _pp(0.5 - figures["vs_optimal"]), **regrets,
-            "exploitability_pp": _pp(best_reply(table).value - 0.5), "optimal": False}
+    return {**figures, "gap_pp": pp(0.5 - figures["vs_optimal"]), **regrets,
+            "exploitability_pp": pp(best_reply(table).value - 0.5), "optimal": False}
 
 
 def format_figures(name: str, figures: dict, opponents, pot: int = 15) -> list[str]:

@@ -19,6 +19,7 @@ from typing import TextIO
 import numpy as np
 
 from agents import reply420, solver420
+from agents.base import pp
 from agents.solver420 import decision_batch, policy_table  # noqa: F401 (re-exported)
 from envs import game420 as g
 from envs.dice import RandomDice
@@ -41,21 +42,16 @@ class ExactResult:
     @property
     def gap_red_pp(self) -> float:
         """Agent minus optimal as Red, in percentage points (<= 0 up to rounding)."""
-        return _pp(self.red - self.optimal_red)
+        return pp(self.red - self.optimal_red)
 
     @property
     def gap_blue_pp(self) -> float:
-        return _pp(self.blue - self.optimal_blue)
+        return pp(self.blue - self.optimal_blue)
 
     @property
     def mean(self) -> float:
         """Win probability with the seat drawn fairly (half the games as Red)."""
         return (self.red + self.blue) / 2
-
-
-def _pp(diff: float) -> float:
-    # Differences below the solver's precision are zero (and never print as -0.0000).
-    return 0.0 if abs(diff) < 1e-12 else 100.0 * diff
 
 
 def exact_evaluation(agent_or_table) -> ExactResult:

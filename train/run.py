@@ -28,6 +28,7 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList, Progr
 
 import agents
 import games
+from agents.base import pp
 from agents.ppo_agent import (CheckpointError, PPOAgent, build_policy, check_weights, policy_class_from,
                               policy_kwargs_from, policy_state)
 from train import checkpoint
@@ -100,10 +101,6 @@ def table_bots(preset: Preset) -> tuple[str, ...]:
                  if _bot_table(preset.game, b, preset.n_players, options) is not None)
 
 
-def _regret_pp(value: float, best: float) -> float:
-    return 0.0 if abs(best - value) < 1e-12 else 100 * (best - value)  # below the solvers' precision: 0
-
-
 @lru_cache(maxsize=32)
 def _bot_table(game: str, name: str, n_players: int, options: tuple) -> Any:
     """A bot as tables of ``n_players`` ask it (``exact_n.prepared``), kept for the whole
@@ -128,12 +125,13 @@ def exact_tables(config: RunConfig, agent) -> dict[str, Any]:
     preset, spec = config.preset, games.get(config.preset.game)
     solver, options, n = games.load(spec.exact_n), exact_options(preset), preset.n_players
     mine = solver.prepared(agent, n)
-    figures = {"table_own_regret_pp": _regret_pp(*solver.seat_figures([mine] * n, 0, **options))}
+    value, best = solver.seat_figures([mine] * n, 0, **options)
+    figures = {"table_own_regret_pp": pp(best - value)}
     for bot in table_bots(preset):
         other = _bot_table(preset.game, bot, n, tuple(sorted(options.items())))
         value, best = solver.seat_figures([mine, *[other] * (n - 1)], 0, **options)
         key = "_".join([bot] * (n - 1))
-        figures[f"table_vs_{key}"], figures[f"table_regret_vs_{key}_pp"] = value, _regret_pp(value, best)
+        figures[f"table_vs_{key}"], figures[f"table_regret_vs_{key}_pp"] = value, pp(best - value)
     measured = table_key(preset).removeprefix("table_vs_")
     figures["table_regret_pp"] = figures[f"table_regret_vs_{measured}_pp"]
     return {**figures, "optimal": False, "exact_table": True}
@@ -160,7 +158,7 @@ def table_figures(config: RunConfig, agent, exact: bool, final: bool = False) ->
         others = [agents.make_agent(preset.game, name, seed=0) for name in versus]
         try:
             value, best = solver.seat_figures([agent, *others], 0, **options)
-            return {key: value, "table_regret_pp": _regret_pp(value, best), "optimal": False, "exact_table": True}
+            return {key: value, "table_regret_pp": pp(best - value), "optimal": False, "exact_table": True}
         except ValueError as e:
             refused = str(e)
     env = games.load(spec.live_env)(2048, agents.live_opponent(preset.game, versus[0], preset.n_players),
