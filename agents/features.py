@@ -92,14 +92,55 @@ class OneHotInts(BaseFeaturesExtractor):
         low = torch.as_tensor(observation_space.low, dtype=torch.long).reshape(-1)
         sizes = torch.as_tensor(observation_space.high, dtype=torch.long).reshape(-1) - low + 1
         super().__init__(observation_space, features_dim=int(sizes.sum()))
+        self.one_hot_dim = int(sizes.sum())
         self.register_buffer("low", low, persistent=False)
         self.register_buffer("top", sizes - 1, persistent=False)
         self.register_buffer("offsets", torch.cumsum(sizes, 0) - sizes, persistent=False)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         idx = torch.minimum((obs.long() - self.low).clamp(min=0), self.top) + self.offsets
-        out = torch.zeros(obs.shape[0], self.features_dim, device=obs.device)
+        out = torch.zeros(obs.shape[0], self.one_hot_dim, device=obs.device)
         return out.scatter_(1, idx, 1.0)
+
+
+class Rank421Features(OneHotInts):
+    """``OneHotInts`` of a 421 observation, followed by the *rank* of each hand in
+    it (the observer's and each other seat's) as a thermometer code: bit ``k`` is 1
+    when the hand ranks above the ``k``-th lowest of the 56 (all 0 for no hand).
+
+    Who wins a round is decided by comparing ranks (R6), which the dice one by one
+    show only through a long chain of interactions; a thermometer shows it
+    directly.  Each rank's one-hot is the difference of two neighbouring bits, so a
+    first layer sees every hand as its own row too."""
+
+    def __init__(self, observation_space: gym.spaces.Box):
+        from envs import codec421 as c
+        from envs import game421 as g4
+
+        if tuple(observation_space.shape) != (c.OBS_SIZE,):
+            raise ValueError(f"Rank421Features reads 421 observations ({c.OBS_SIZE} integers), "
+                             f"not shape {observation_space.shape}")
+        super().__init__(observation_space)
+        n_hands = len(g4.HANDS)
+        starts = [c.HAND.start] + [c.OTHERS_START + slot * c.OTHER_SLOT_SIZE + c.O_HAND.start
+                                   for slot in range(c.MAX_PLAYERS - 1)]
+        # rank_of[code]: 1 + the hand's rank for dice code d1*49 + d2*7 + d3 (high to low), 0 for no hand
+        rank_of = torch.zeros(7 ** 3, dtype=torch.long)
+        for hand in g4.HANDS:
+            high_to_low = sorted(hand, reverse=True)
+            rank_of[high_to_low[0] * 49 + high_to_low[1] * 7 + high_to_low[2]] = 1 + g4.hand_rank(hand)
+        self.register_buffer("rank_of", rank_of, persistent=False)
+        self.register_buffer("hand_dice", torch.tensor([[s, s + 1, s + 2] for s in starts]), persistent=False)
+        self.register_buffer("powers", torch.tensor([49, 7, 1]), persistent=False)
+        # thermometer[r]: the code of rank r - 1 (r = 0: no hand)
+        self.register_buffer("thermometer", (torch.arange(n_hands)[None, :] < torch.arange(n_hands + 1)[:, None]).float(),
+                             persistent=False)
+        self._features_dim = self.features_dim + len(starts) * n_hands
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        dice = obs.long()[:, self.hand_dice].clamp(0, 6)  # (rows, hands, 3)
+        ranks = self.rank_of[(dice * self.powers).sum(dim=-1)]  # (rows, hands)
+        return torch.cat([super().forward(obs), self.thermometer[ranks].reshape(len(obs), -1)], dim=1)
 
 
 class FastMlpPolicy(MaskableActorCriticPolicy):
@@ -268,5 +309,6 @@ class SplitMlpPolicy(FastMlpPolicy):
 SPLIT_EXTRACTORS = (Keep420Features,)
 # Names a checkpoint may use for its network parts; loading looks them up here
 # and nowhere else, so a checkpoint cannot name arbitrary code.
-FEATURE_EXTRACTORS = {"Hand420Features": Hand420Features, "Keep420Features": Keep420Features, "OneHotInts": OneHotInts}
+FEATURE_EXTRACTORS = {"Hand420Features": Hand420Features, "Keep420Features": Keep420Features, "OneHotInts": OneHotInts,
+                      "Rank421Features": Rank421Features}
 POLICY_CLASSES = {"MlpPolicy": MaskableActorCriticPolicy, "FastMlpPolicy": FastMlpPolicy, "SplitMlpPolicy": SplitMlpPolicy}

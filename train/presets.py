@@ -71,7 +71,7 @@ PPO_421 = Preset(
     name="ppo-421",
     game="421",
     description="MaskablePPO on batched two-player 421 (pot 15) against the exact optimal bot",
-    timesteps=25_000_000,  # 13.5 minutes here on both cores (809 s, seed 0, nothing else running)
+    timesteps=16_000_000,  # see learning_rate
     n_envs=1024,
     threads=2,
     opponent="optimal",
@@ -80,16 +80,20 @@ PPO_421 = Preset(
     policy={
         "class": "FastMlpPolicy",
         # 256 x 256 with 1,024 games x 16 steps and two threads ended 0.47 and 0.40 pp short (seeds
-        # 0 and 1); 128 x 128 with 256 games x 64 steps, 0.58 and 0.67
+        # 0 and 1, one-hot inputs, 25 M steps); 128 x 128 with 256 games x 64 steps, 0.58 and 0.67
         "net_arch": {"pi": [256, 256], "vf": [256, 256]},
         "activation": "tanh",
-        "features_extractor": "OneHotInts",
+        # the one-hot code plus each hand's rank as a thermometer: seed 0 was 0.42 pp short after
+        # 4 M steps, where one-hot inputs alone were 1.10
+        "features_extractor": "Rank421Features",
     },
     ppo=dict(
         n_steps=16,  # x 1,024 games = 16,384 steps per rollout
         batch_size=4096,
         n_epochs=4,
-        learning_rate=2e-3,
+        # falling to 0 over the run (lr_final); with rank features, seed 0 ended 0.207 pp short at
+        # 1.5e-3 over 16 M steps, 0.175 at 1e-3 over 20 M, 0.213 at 2e-3 over 14 M and 0.278 over 25 M
+        learning_rate=1.5e-3,
         gamma=1.0,
         gae_lambda=0.7,  # 10 M steps ended 0.62 pp short at 0.7, 0.71 at 0.5, 0.79 at 0.8, 1.07 at 0.95
         clip_range=0.2,
@@ -163,8 +167,10 @@ PRESETS: dict[str, Preset] = {
             # the earlier ppo-421 settings, with which its figures were measured
             n_envs=256,
             threads=1,
-            policy={**PPO_421.policy, "net_arch": {"pi": [128, 128], "vf": [128, 128]}},
-            ppo={**PPO_421.ppo, "n_steps": 64},
+            policy={**PPO_421.policy, "net_arch": {"pi": [128, 128], "vf": [128, 128]},
+                    "features_extractor": "OneHotInts"},
+            timesteps=25_000_000,
+            ppo={**PPO_421.ppo, "n_steps": 64, "learning_rate": 2e-3},
             pool={"heuristic": 0.1, "greedy421": 0.05, "cautious": 0.05},
             snapshots=4,
             snapshot_share=0.3,
@@ -177,6 +183,9 @@ PRESETS: dict[str, Preset] = {
                         "exact3, the other bots or one of four frozen past versions of the learner",
             timesteps=15_000_000,
             env={"n_players": 3, "pot": 15},
+            # the inputs and learning rate its figures were measured with
+            policy={**PPO_421.policy, "features_extractor": "OneHotInts"},
+            ppo={**PPO_421.ppo, "learning_rate": 2e-3},
             opponent="heuristic",  # the table it is measured at: two heuristics
             pool={"exact3": 0.15, "cautious": 0.05, "greedy421": 0.05},
             snapshots=4,
