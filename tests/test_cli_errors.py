@@ -354,7 +354,16 @@ def test_plot_draws_both_shipped_runs_and_never_overwrites_by_default(tmp_path, 
         assert out.stat().st_size > 10_000 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     _, _, history, keys = plot.read_history(SHIPPED / "ppo-421.json")
     assert keys == ["gap_pp"] and len(history) > 2
+    # the run's final evaluation is its last point
+    meta = json.loads((SHIPPED / "ppo-421.json").read_text())
+    assert len(history) == len(meta["eval_history"]) + 1
+    assert history[-1] == {"timesteps": meta["timesteps"], "wall_seconds": meta["wall_seconds"],
+                           "gap_pp": meta["exact"]["gap_pp"]}
     assert plot.read_history(SHIPPED / "ppo-420.json")[3] == ["gap_pp_red", "gap_pp_blue"]
+    # two runs of one name are told apart by their files
+    shutil.copy(SHIPPED / "ppo-421.json", tmp_path / "ppo-421-before.json")
+    runs = [tmp_path / "ppo-421-before.json", SHIPPED / "ppo-421.json", SHIPPED / "ppo-420.json"]
+    assert [name for name, *_ in plot.read_runs(runs)] == ["ppo-421-before", "ppo-421", "ppo-420"]
     # the default --out is in the current folder, and an existing file is kept without --force
     both = [str(SHIPPED / "ppo-420.json"), str(SHIPPED / "ppo-421.json")]
     assert plot.main(both) == 0 and (tmp_path / "gap-vs-time.png").exists()

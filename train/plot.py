@@ -2,9 +2,9 @@
 exact gap to optimal play against wall-clock seconds, from the evaluation history
 a training run saves in its checkpoint metadata.
 
-Every gap a run recorded is drawn: a 420 run's gap as Red and as Blue
-(``gap_pp_red``, ``gap_pp_blue``), a 421 run's gap over the whole game
-(``gap_pp``).  The picture goes to ``gap-vs-time.png`` in the current folder
+Every gap a run recorded is drawn, its final evaluation included: a 420 run's
+gap as Red and as Blue (``gap_pp_red``, ``gap_pp_blue``), a 421 run's gap over
+the whole game (``gap_pp``).  Runs of the same name are labelled by file name.  The picture goes to ``gap-vs-time.png`` in the current folder
 unless ``--out`` says otherwise, and an existing file is never replaced without
 ``--force`` (so the shipped ``docs/gap-vs-time.png`` is rewritten only on purpose).
 Bad input (a file that is not a run's metadata, an ``--out`` that cannot be
@@ -48,7 +48,27 @@ def read_history(path: Path) -> tuple[str, str, list[dict[str, Any]], list[str]]
     if not keys or not all(_number(h.get("wall_seconds")) for h in history):
         raise PlotError(f"{path}: its evaluation history has no gap_pp / gap_pp_red / gap_pp_blue "
                         "with wall_seconds in every entry")
-    return str(meta.get("name") or path.stem), str(meta.get("game", "?")), history, keys
+    return str(meta.get("name") or path.stem), str(meta.get("game", "?")), history + _final_point(meta, history, keys), keys
+
+
+def read_runs(runs: list[Path]) -> list[tuple[str, str, list[dict[str, Any]], list[str]]]:
+    """``read_history`` of each run; runs of the same name (a run and an earlier copy of
+    it) are told apart by their file names."""
+    series = [read_history(path) for path in runs]
+    names = [name for name, _, _, _ in series]
+    return [(path.stem if names.count(name) > 1 else name, *rest) for path, (name, *rest) in zip(runs, series)]
+
+
+def _final_point(meta: dict[str, Any], history: list[dict[str, Any]], keys: list[str]) -> list[dict[str, Any]]:
+    """The run's final evaluation (its ``exact`` figures at ``timesteps``, ``wall_seconds``)
+    as one more point, when it came after the last evaluation of the history."""
+    exact, steps, wall = meta.get("exact"), meta.get("timesteps"), meta.get("wall_seconds")
+    if not (isinstance(exact, dict) and all(_number(exact.get(k)) for k in keys) and _number(steps) and _number(wall)):
+        return []
+    if not (_number(history[-1].get("timesteps")) and steps > history[-1]["timesteps"]
+            and wall >= history[-1]["wall_seconds"]):
+        return []
+    return [{"timesteps": steps, "wall_seconds": wall, **{k: exact[k] for k in keys}}]
 
 
 def _number(value: Any) -> bool:
@@ -69,7 +89,7 @@ def check_out(out: Path, force: bool) -> None:
 def plot(runs: list[Path], out: Path, force: bool = False) -> Path:
     """Draw the runs' gaps to ``out``; raises :class:`PlotError`."""
     check_out(out, force)
-    series = [read_history(path) for path in runs]
+    series = read_runs(runs)
     import matplotlib
 
     matplotlib.use("Agg")
