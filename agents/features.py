@@ -18,12 +18,15 @@ shares what is learnt about it; the critic reads both hands.
 
 from __future__ import annotations
 
+from itertools import product
+
 import gymnasium as gym
 import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 
+from envs import codec421, game421
 from envs import game420 as g
 from envs.codec420 import CODE_TO_HAND
 
@@ -114,21 +117,19 @@ class Rank421Features(OneHotInts):
     first layer sees every hand as its own row too."""
 
     def __init__(self, observation_space: gym.spaces.Box):
-        from envs import codec421 as c
-        from envs import game421 as g4
-
+        c = codec421
         if tuple(observation_space.shape) != (c.OBS_SIZE,):
             raise ValueError(f"Rank421Features reads 421 observations ({c.OBS_SIZE} integers), "
                              f"not shape {observation_space.shape}")
         super().__init__(observation_space)
-        n_hands = len(g4.HANDS)
+        n_hands = len(game421.HANDS)
         starts = [c.HAND.start] + [c.OTHERS_START + slot * c.OTHER_SLOT_SIZE + c.O_HAND.start
                                    for slot in range(c.MAX_PLAYERS - 1)]
-        # rank_of[code]: 1 + the hand's rank for dice code d1*49 + d2*7 + d3 (high to low), 0 for no hand
+        # rank_of[d1 * 49 + d2 * 7 + d3]: 1 + the rank of the hand of dice d1 d2 d3 (in any
+        # order), 0 for no hand (0 0 0)
         rank_of = torch.zeros(7 ** 3, dtype=torch.long)
-        for hand in g4.HANDS:
-            high_to_low = sorted(hand, reverse=True)
-            rank_of[high_to_low[0] * 49 + high_to_low[1] * 7 + high_to_low[2]] = 1 + g4.hand_rank(hand)
+        for dice in product(range(1, 7), repeat=3):
+            rank_of[dice[0] * 49 + dice[1] * 7 + dice[2]] = 1 + game421.hand_rank(dice)
         self.register_buffer("rank_of", rank_of, persistent=False)
         self.register_buffer("hand_dice", torch.tensor([[s, s + 1, s + 2] for s in starts]), persistent=False)
         self.register_buffer("powers", torch.tensor([49, 7, 1]), persistent=False)

@@ -65,11 +65,14 @@ def test_the_higher_thermometer_is_the_hand_that_wins_the_round():
 
 
 def test_dice_in_any_order_read_as_the_same_hand_and_other_shapes_are_refused():
-    obs = np.zeros((2, c.OBS_SIZE), dtype=np.int64)
+    obs = np.zeros((3, c.OBS_SIZE), dtype=np.int64)
     obs[0, c.HAND] = (4, 2, 1)
-    obs[1, c.HAND] = (4, 2, 1)
-    obs[1, HAND_STARTS[1] : HAND_STARTS[1] + 3] = (6, 6, 6)
+    obs[1, c.HAND] = (1, 4, 2)
+    obs[2, c.HAND] = (2, 5, 2)
+    obs[2, HAND_STARTS[1] : HAND_STARTS[1] + 3] = (6, 1, 6)
     _, therm = features(obs)
-    assert int(therm[0, 0].sum()) == N_HANDS and int(therm[1, 1].sum()) == 1 + g.hand_rank((6, 6, 6))
+    assert int(therm[0, 0].sum()) == int(therm[1, 0].sum()) == N_HANDS  # 4-2-1, the best hand
+    assert int(therm[2, 0].sum()) == 1 + g.hand_rank((5, 2, 2))
+    assert int(therm[2, 1].sum()) == 1 + g.hand_rank((6, 6, 1))
     with pytest.raises(ValueError, match="Rank421Features reads 421 observations"):
         Rank421Features(gym.spaces.Box(0, 6, (8,), dtype=np.int64))
