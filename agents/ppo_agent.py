@@ -205,7 +205,11 @@ def policy_kwargs_from(spec: dict[str, Any], where: str = "checkpoint metadata")
 def build_policy(game: str, spec: dict[str, Any], env: dict[str, Any] | None = None,
                  where: str = "checkpoint metadata") -> MaskableActorCriticPolicy:
     obs_space, act_space = game_spaces(game, env)
-    return policy_class_from(spec, where)(obs_space, act_space, lambda _: 0.0, **policy_kwargs_from(spec, where))
+    policy_class, kwargs = policy_class_from(spec, where), policy_kwargs_from(spec, where)
+    try:
+        return policy_class(obs_space, act_space, lambda _: 0.0, **kwargs)
+    except ValueError as e:  # a network part made for another game's observations
+        raise CheckpointError(f"{_where(where, 'policy')}: {e}") from None
 
 
 # --- weights ----------------------------------------------------------------------------

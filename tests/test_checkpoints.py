@@ -516,6 +516,18 @@ def test_network_settings_out_of_bounds_or_unknown_are_refused(saved, tmp_path, 
     one_line(str(e.value))
 
 
+def test_a_network_part_made_for_the_other_game_is_refused(saved, tmp_path):
+    path = bad_copy(saved, tmp_path, "other-game", policy={"class": "FastMlpPolicy", "features_extractor": "Rank421Features"})
+    meta = json.loads(path.with_suffix(".json").read_text())
+    meta["policy"].pop("features_extractor_kwargs", None)
+    path.with_suffix(".json").write_text(json.dumps(meta))
+    assert meta["game"] == "420"
+    with pytest.raises(CheckpointError, match=f"{re.escape(str(path.with_suffix('.json')))}: policy: "
+                                              r"Rank421Features reads 421 observations") as e:
+        PPOAgent.load(path)
+    one_line(str(e.value))
+
+
 @pytest.mark.parametrize("which", ["json", "pt"])
 def test_a_checkpoint_file_that_is_a_fifo_is_refused_without_waiting(saved, tmp_path, which):
     path = bad_copy(saved, tmp_path, "fifo")
