@@ -191,16 +191,12 @@ def _argmax_legal(q: np.ndarray, action_mask: np.ndarray) -> int:
 
 _S = codec421.OTHERS_START  # other slot 0: relative position 1 (the opponent in a two-player game)
 _SLOTS = (_S, _S + codec421.OTHER_SLOT_SIZE)  # the other slots: relative positions 1 and 2
-# _RANK_OF_DICE[a, b, c]: g.hand_rank of the dice a, b, c in any order; -1 where a die is 0 or 7.
-_RANK_OF_DICE = np.full((8, 8, 8), -1, dtype=np.int64)
-for _dice in product(range(1, 7), repeat=3):
-    _RANK_OF_DICE[_dice] = g.hand_rank(_dice)
 
 
 def _ranks(dice: np.ndarray) -> np.ndarray:
     """g.hand_rank of each row of (N, 3) dice; -1 where it would raise (a die not in 1..6)."""
     d = np.minimum(np.maximum(dice, 0), 7)  # a die out of 1..6 reads as 0 or 7: -1
-    return _RANK_OF_DICE.reshape(-1)[(d[:, 0] * 8 + d[:, 1]) * 8 + d[:, 2]]
+    return codec421.RANK_OF_DICE.reshape(-1)[(d[:, 0] * 8 + d[:, 1]) * 8 + d[:, 2]]
 
 
 def _as_int_rows(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

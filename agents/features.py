@@ -18,8 +18,6 @@ shares what is learnt about it; the critic reads both hands.
 
 from __future__ import annotations
 
-from itertools import product
-
 import gymnasium as gym
 import numpy as np
 import torch
@@ -109,7 +107,8 @@ class OneHotInts(BaseFeaturesExtractor):
 class Rank421Features(OneHotInts):
     """``OneHotInts`` of a 421 observation, followed by the *rank* of each hand in
     it (the observer's and each other seat's) as a thermometer code: bit ``k`` is 1
-    when the hand ranks above the ``k``-th lowest of the 56 (all 0 for no hand).
+    when the hand's rank is ``k`` or more (ranks 0 to 55, lowest first; all bits 0
+    for no hand, so bit 0 says there is a hand).
 
     Who wins a round is decided by comparing ranks (R6), which the dice one by one
     show only through a long chain of interactions; a thermometer shows it
@@ -125,21 +124,17 @@ class Rank421Features(OneHotInts):
         n_hands = len(game421.HANDS)
         starts = [c.HAND.start] + [c.OTHERS_START + slot * c.OTHER_SLOT_SIZE + c.O_HAND.start
                                    for slot in range(c.MAX_PLAYERS - 1)]
-        # rank_of[d1 * 49 + d2 * 7 + d3]: 1 + the rank of the hand of dice d1 d2 d3 (in any
-        # order), 0 for no hand (0 0 0)
-        rank_of = torch.zeros(7 ** 3, dtype=torch.long)
-        for dice in product(range(1, 7), repeat=3):
-            rank_of[dice[0] * 49 + dice[1] * 7 + dice[2]] = 1 + game421.hand_rank(dice)
-        self.register_buffer("rank_of", rank_of, persistent=False)
+        # rank_of[d1 * 64 + d2 * 8 + d3]: 1 + the rank of the dice d1 d2 d3, 0 for no hand
+        self.register_buffer("rank_of", torch.as_tensor(codec421.RANK_OF_DICE.reshape(-1) + 1), persistent=False)
         self.register_buffer("hand_dice", torch.tensor([[s, s + 1, s + 2] for s in starts]), persistent=False)
-        self.register_buffer("powers", torch.tensor([49, 7, 1]), persistent=False)
+        self.register_buffer("powers", torch.tensor([64, 8, 1]), persistent=False)
         # thermometer[r]: the code of rank r - 1 (r = 0: no hand)
         self.register_buffer("thermometer", (torch.arange(n_hands)[None, :] < torch.arange(n_hands + 1)[:, None]).float(),
                              persistent=False)
         self._features_dim = self.features_dim + len(starts) * n_hands
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        dice = obs.long()[:, self.hand_dice].clamp(0, 6)  # (rows, hands, 3)
+        dice = obs.long()[:, self.hand_dice].clamp(0, 7)  # (rows, hands, 3); out of 1..6: no hand
         ranks = self.rank_of[(dice * self.powers).sum(dim=-1)]  # (rows, hands)
         return torch.cat([super().forward(obs), self.thermometer[ranks].reshape(len(obs), -1)], dim=1)
 

@@ -208,7 +208,7 @@ def build_policy(game: str, spec: dict[str, Any], env: dict[str, Any] | None = N
     policy_class, kwargs = policy_class_from(spec, where), policy_kwargs_from(spec, where)
     try:
         return policy_class(obs_space, act_space, lambda _: 0.0, **kwargs)
-    except ValueError as e:  # a network part made for another game's observations
+    except ValueError as e:  # a setting the network refuses, e.g. a part made for the other game
         raise CheckpointError(f"{_where(where, 'policy')}: {e}") from None
 
 

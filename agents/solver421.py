@@ -604,10 +604,7 @@ class OptimalAgent421(DeterministicAgent):
         return probs
 
 
-# _RANK_OF_DICE[a, b, c]: rank of the hand a-b-c written high to low (-1 where not a hand).
-_RANK_OF_DICE = np.full((7, 7, 7), -1, dtype=np.int64)
-for _h, _hand in enumerate(g.HANDS):
-    _RANK_OF_DICE[_hand] = _h
+_RANK_OF_DICE = codec421.RANK_OF_DICE  # the rank of the dice a, b, c (-1 where not a hand)
 
 
 # ---------------------------------------------------------------- command line

@@ -77,6 +77,11 @@ for _k, _keep in enumerate(g.KEEPS):
 # --- the chance of a game (no decisions; the exact solver and the batched env share it) ---
 FIRST_ROLL = KEEP_TRANSITIONS[g.KEEPS.index(())]  # P(each hand) when all three dice are rolled
 HAND_VALUES = np.array([g.hand_value(h) for h in g.HANDS], dtype=np.int64)  # tokens each hand is worth
+# RANK_OF_DICE[a, b, c]: g.hand_rank of the dice a, b, c in any order; -1 where a die is not
+# in 1..6 (0 is "no hand" in an observation; 7 holds a die clipped from above)
+RANK_OF_DICE = np.full((8, 8, 8), -1, dtype=np.int64)
+for _dice in product(range(1, 7), repeat=3):
+    RANK_OF_DICE[_dice] = g.hand_rank(_dice)
 
 
 def rampo_first_loses() -> float:

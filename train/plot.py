@@ -4,9 +4,10 @@ a training run saves in its checkpoint metadata.
 
 Every gap a run recorded is drawn, its final evaluation included: a 420 run's
 gap as Red and as Blue (``gap_pp_red``, ``gap_pp_blue``), a 421 run's gap over
-the whole game (``gap_pp``).  Runs of the same name are labelled by file name.  The picture goes to ``gap-vs-time.png`` in the current folder
-unless ``--out`` says otherwise, and an existing file is never replaced without
-``--force`` (so the shipped ``docs/gap-vs-time.png`` is rewritten only on purpose).
+the whole game (``gap_pp``).  Runs of the same name are labelled by file name.
+The picture goes to ``gap-vs-time.png`` in the current folder unless ``--out``
+says otherwise, and an existing file is never replaced without ``--force`` (so
+the shipped ``docs/gap-vs-time.png`` is rewritten only on purpose).
 Bad input (a file that is not a run's metadata, an ``--out`` that cannot be
 written) is one ``error:`` line and exit code 2."""
 
