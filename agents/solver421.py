@@ -586,9 +586,9 @@ class OptimalAgent421(DeterministicAgent):
             raise ValueError("the optimal 421 bot was asked to act where there is no decision")
         tokens = obs[:, codec421.TOKENS]
         pots = tokens + obs[:, codec421.OTHERS_START + codec421.O_TOKENS]
-        h = _RANK_OF_DICE[obs[:, 0], obs[:, 1], obs[:, 2]]
+        h = codec421.RANK_OF_DICE[obs[:, 0], obs[:, 1], obs[:, 2]]
         leader_hand = obs[:, codec421.OTHERS_START + 1: codec421.OTHERS_START + 4]
-        lh = _RANK_OF_DICE[leader_hand[:, 0], leader_hand[:, 1], leader_hand[:, 2]]
+        lh = codec421.RANK_OF_DICE[leader_hand[:, 0], leader_hand[:, 1], leader_hand[:, 2]]
         used, allowed = obs[:, codec421.ROLLS_USED], obs[:, codec421.ROLLS_ALLOWED]
         is_leader = obs[:, codec421.IS_LEADER] == 1
         d = np.where(allowed == 2, 0, np.where(used == 1, 1, 2))
@@ -602,9 +602,6 @@ class OptimalAgent421(DeterministicAgent):
         probs = np.zeros((len(obs), N_ACTIONS))
         probs[np.arange(len(obs)), actions] = 1.0
         return probs
-
-
-_RANK_OF_DICE = codec421.RANK_OF_DICE  # the rank of the dice a, b, c (-1 where not a hand)
 
 
 # ---------------------------------------------------------------- command line
