@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from envs.dice import sample_rows
+from core.dice import sample_rows
 
 
 @runtime_checkable

@@ -769,8 +769,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     import argparse
 
     from agents import make_agent
-    from envs.dice import RandomDice
-    from envs.engine import play_out
+    from core.dice import RandomDice
+    from core.engine import play_out
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--agents", default="heuristic,greedy421,random", help="2 or 3 bot names, by seat")

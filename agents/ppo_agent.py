@@ -42,8 +42,8 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 import games
 from agents.base import BatchedAgent
-from games.files import commit, write_atomic, write_temporary  # noqa: F401 (used by train.checkpoint)
-from games.files import fsync_dir as _fsync_dir  # noqa: F401
+from core.files import commit, write_atomic, write_temporary  # noqa: F401 (used by train.checkpoint)
+from core.files import fsync_dir as _fsync_dir  # noqa: F401
 
 FORMAT = "dice-arena-policy"
 FORMAT_VERSION = 1

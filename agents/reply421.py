@@ -56,7 +56,7 @@ from agents.solver421 import DEFAULT_TOL, KEEPS_OF, N_ACTIONS, N_HANDS
 from envs import codec421
 from envs import game421 as g
 from envs.policy421 import FOLLOWER_LEGAL, LEADER_LEGAL
-from games.files import write_atomic
+from core.files import write_atomic
 
 NAME = "exact3"
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "checkpoints" / f"{NAME}.npz"

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from envs.dice import TINY
-from envs.engine import IllegalAction
+from core.dice import TINY
+from core.engine import IllegalAction
 
 
 class BatchedVecEnv(VecEnv):

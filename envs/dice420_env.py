@@ -9,9 +9,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from envs import codec420, engine, narrate, policies
+from envs import codec420, narrate, policies
+from core import engine
 from envs import game420 as g
-from envs.dice import RandomDice
+from core.dice import RandomDice
 from envs.policies import RandomPolicy
 
 SEATS = {"red": g.RED, "blue": g.BLUE}
@@ -46,7 +47,7 @@ class Dice420Env(gym.Env):
     player left loses.
 
     The agent holds one seat; the others are played inside `step()` by the
-    opponents given at construction (through `envs.engine.play_out`). The agent is
+    opponents given at construction (through `core.engine.play_out`). The agent is
     asked to move only when it has a real choice: first rolls, resets (R4) and
     hands with nothing to keep are played by the engine.
 
@@ -66,7 +67,7 @@ class Dice420Env(gym.Env):
     dice (and the hand is not over 20). The legal set is `action_masks()` (as
     MaskablePPO reads it) and `info["action_mask"]`; it is never empty. An
     action is an integer (a Python or numpy integer, or a 0-d integer array);
-    anything else raises `envs.engine.IllegalAction` (a `ValueError`). By
+    anything else raises `core.engine.IllegalAction` (a `ValueError`). By
     default (`illegal_action="reroll_all"`) an illegal integer plays action 0
     (always legal) instead and sets `info["illegal_action"] = True`, so every
     action of the space is accepted, as Gymnasium expects; with

@@ -9,9 +9,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from envs import codec421, engine, narrate, policies
+from envs import codec421, narrate, policies
+from core import engine
 from envs import game421 as g
-from envs.dice import RandomDice
+from core.dice import RandomDice
 from envs.policies import RandomPolicy
 
 REROLL_ALL = g.action_for_keep(())  # legal at every decision
@@ -55,7 +56,7 @@ class Dice421Env(gym.Env):
     `action_masks()` (as MaskablePPO reads it) and `info["action_mask"]`; it is
     never empty, and it is exactly the engine's `legal_actions()`. An action is
     an integer (a Python or numpy integer, or a 0-d integer array); anything
-    else raises `envs.engine.IllegalAction` (a `ValueError`). By default
+    else raises `core.engine.IllegalAction` (a `ValueError`). By default
     (`illegal_action="reroll_all"`) an illegal integer plays action 1 (always
     legal) instead and sets `info["illegal_action"] = True`, so every action of
     the space is accepted, as Gymnasium expects; with `illegal_action="raise"`

@@ -2,7 +2,7 @@
 
 Plain Python: no gymnasium, no torch.  Everything else in the project (the
 Gymnasium env, the batched env, the exact solver, the bots, the terminal game)
-gets the rules from here.  The engine follows ``envs.engine``'s interface.
+gets the rules from here.  The engine follows ``core.engine``'s interface.
 
 A hand is four dice, and only the multiset matters, so hands are tuples
 written high to low (``(6, 6, 5, 1)``), as in 421.  A move is named by the dice
@@ -20,8 +20,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Iterable, Optional, Sequence
 
-from envs.dice import DiceSource, RandomDice
-from envs.engine import IllegalAction, TableGame, check_action, check_seat
+from core.dice import DiceSource, RandomDice
+from core.engine import IllegalAction, TableGame, check_action, check_seat
 
 Hand = tuple[int, int, int, int]
 Keep = tuple[int, ...]
@@ -157,7 +157,7 @@ class Turn:
 
 class Game420(TableGame):
     """A game of 420 among ``n_players`` (R1-R7), as a state machine that stops
-    only where the player to move has a real choice (``envs.engine``).
+    only where the player to move has a real choice (``core.engine``).
 
     :meth:`apply` plays the index of a keep in ``KEEPS`` for the player to move,
     then every turn with a single legal move (first rolls, R1; resets, R4; hands

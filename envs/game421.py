@@ -16,8 +16,8 @@ from collections import Counter
 from itertools import combinations_with_replacement
 from typing import Iterable, NamedTuple
 
-from envs.dice import DiceSource, RandomDice
-from envs.engine import IllegalAction, TableGame, check_action, check_count, check_seat
+from core.dice import DiceSource, RandomDice
+from core.engine import IllegalAction, TableGame, check_action, check_count, check_seat
 
 # ---------------------------------------------------------------- H1: hands
 

@@ -63,7 +63,7 @@ from gymnasium import spaces
 from envs import codec421
 from envs import game421 as g
 from envs.batched import BatchedVecEnv
-from envs.dice import sample_rows
+from core.dice import sample_rows
 from envs.policy421 import FOLLOWER_DECISION_INDEX, Policy421
 
 AGENT, OPP = 0, 1

@@ -20,10 +20,11 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
-from envs import codec420, codec421, engine, narrate
+from envs import codec420, codec421, narrate
+from core import engine
 from envs import game420 as g420
 from envs import game421 as g421
-from envs.dice import DiceSource
+from core.dice import DiceSource
 
 
 def load(target: str) -> Any:
@@ -56,7 +57,7 @@ class GameSpec:
     name: str  # "420"
     title: str  # one line for help texts
     # engines and codecs (envs/)
-    engine: type  # the rules engine class, envs.engine's interface
+    engine: type  # the rules engine class, core.engine's interface
     codec: Any  # module: observe(game, seat), legal_mask(actions), ...
     narrator: type  # envs.narrate.Narrator subclass
     min_players: int

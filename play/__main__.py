@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
-from games.cli import MAX_GAMES, MAX_SEED, agent_label, option_type, run_quietly, seed_number, whole_number
+from core.cli import MAX_GAMES, MAX_SEED, agent_label, option_type, run_quietly, seed_number, whole_number
 import games
 from envs.narrate import wrap
 from play.web import cli as web_cli
@@ -264,7 +264,7 @@ def _check_bots_for(spec: games.GameSpec, names: Sequence[str], players: int) ->
 
 def cmd_play(args, out: TextIO, input_fn: Callable[[str], str], err: Optional[TextIO] = None) -> int:
     """Play a person against bots: ``python -m play GAME``."""
-    from envs.dice import RandomDice
+    from core.dice import RandomDice
 
     spec = games.get(args.command)
     players = args.players

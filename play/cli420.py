@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Optional, Sequence, TextIO
 
 from agents.base import Agent
 from envs import game420 as g
-from envs.dice import DiceSource
+from core.dice import DiceSource
 from envs.narrate import fit, hand_total, wrap
 from play.session import Session
 from play.prompt import ALL_WORDS, Command, ask_move, command_word, play_series, strip_word

@@ -23,7 +23,7 @@ from typing import Callable, Optional, Sequence, TextIO
 
 from agents.base import Agent
 from envs import game421 as g
-from envs.dice import DiceSource
+from core.dice import DiceSource
 from envs.narrate import fit, wrap
 from envs.narrate import plural as _plural
 from play.cli420 import ScriptedInput  # noqa: F401 (re-exported for tests and callers)

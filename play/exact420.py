@@ -22,7 +22,7 @@ from agents import reply420, solver420
 from agents.base import pp
 from agents.solver420 import decision_batch, policy_table  # noqa: F401 (re-exported)
 from envs import game420 as g
-from envs.dice import RandomDice
+from core.dice import RandomDice
 from envs.narrate import wrap
 from play import UsageError, progress_printer
 from play.tournament import Rate, format_match, not_lost_by_seat, play_match

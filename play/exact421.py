@@ -135,7 +135,7 @@ def evaluate_table(rows: list[tuple[str, object]], exact: bool, n_games: int, se
 def _print_simulated(seats: list[tuple[str, object]], n_games: int, seed: int, out: TextIO,
                      err: Optional[TextIO], pot: int) -> None:
     """P(not losing) of each seat over ``n_games`` engine games (first player drawn each game)."""
-    from envs.dice import RandomDice
+    from core.dice import RandomDice
 
     progress = progress_printer(err) if err is not None else None
     wins = not_lost_by_seat("421", [a for _, a in seats], n_games, RandomDice(derive_seed(seed, 0)), progress,

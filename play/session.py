@@ -4,7 +4,7 @@ person's moves, read what happened.
 The terminal front-ends are thin loops over a :class:`Session` (print the new
 lines, ask for a move when :attr:`Session.waiting`, submit it); a web page can
 drive the same object from requests.  The bots move inside :meth:`submit` (and
-at the start) through the one game loop, ``envs.engine.play_out``, and every
+at the start) through the one game loop, ``core.engine.play_out``, and every
 event is narrated by the game's narrator, so no front-end writes game text.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 import games
-from envs.dice import DiceSource
-from envs.engine import IllegalAction, check_action, play_out
+from core.dice import DiceSource
+from core.engine import IllegalAction, check_action, play_out
 
 
 class Session:

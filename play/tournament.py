@@ -1,7 +1,7 @@
 """Bot-vs-bot matches and their statistics.
 
 Game-neutral on purpose: a match plays games of any registered game through
-the one game loop (:func:`play_game`, ``envs.engine.play_out``); a player wins a
+the one game loop (:func:`play_game`, ``core.engine.play_out``); a player wins a
 game when it does not lose.  The statistics (:func:`wilson_interval`,
 :class:`Rate`) know nothing about dice.
 """
@@ -18,8 +18,8 @@ import numpy as np
 
 import games as registry
 from agents.base import Agent
-from envs.dice import DiceSource, RandomDice
-from envs.engine import play_out
+from core.dice import DiceSource, RandomDice
+from core.engine import play_out
 from envs.narrate import wrap
 from play import derive_seed
 
@@ -290,7 +290,7 @@ def finishing_order(table) -> tuple[int, ...]:
     """The seats of a finished game from first to last: those who left the table as
     winners, in the order they left (420: made 20 and dropped out; 421: ran out of
     tokens; the engine orders two who leave at once), then the loser.  Every engine
-    keeps ``winners`` and ``loser`` (``envs.engine.TableGame``)."""
+    keeps ``winners`` and ``loser`` (``core.engine.TableGame``)."""
     order = (*table.winners, table.loser)
     if table.loser is None or sorted(order) != list(range(table.n_players)):
         raise ValueError(f"not a finished game with one place per seat: winners {table.winners}, loser {table.loser}")

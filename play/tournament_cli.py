@@ -22,8 +22,8 @@ from typing import Optional, TextIO
 
 import games
 from envs.narrate import wrap
-from games.cli import MAX_GAMES, MAX_SEED, agent_label, option_type, run_quietly, seed_number, whole_number
-from games.files import write_atomic
+from core.cli import MAX_GAMES, MAX_SEED, agent_label, option_type, run_quietly, seed_number, whole_number
+from core.files import write_atomic
 from play import AgentLoadError, UsageError, check_fit, load_agent, one_torch_thread, progress_printer
 from play.tournament import (FINISH_NOTES, finish_ranking, format_tournament, run_tournament, seatings,
                              tournament_json, tournament_rows)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import games
-from envs.dice import RandomDice
-from envs.engine import play_out
+from core.dice import RandomDice
+from core.engine import play_out
 
 
 def played(game: str, agents, seed=None, first_player=None, **options):

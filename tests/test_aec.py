@@ -12,8 +12,8 @@ from envs import codec420, codec421
 from envs import game420 as g420
 from envs import game421 as g421
 from envs.aec import dice420_v0, dice421_v0
-from envs.dice import RandomDice, ScriptedDice
-from envs.engine import IllegalAction
+from core.dice import RandomDice, ScriptedDice
+from core.engine import IllegalAction
 
 CONFIGS = [(dice420_v0, {"n_players": n}) for n in range(2, 9)] + [
     (dice421_v0, {"n_players": n, "pot": pot}) for n in (2, 3) for pot in (15, 3)

@@ -11,7 +11,7 @@ from agents.base import RandomAgent
 from agents.bots421 import CautiousAgent, Greedy421Agent, HeuristicAgent
 from envs import codec421
 from envs import game421 as g
-from envs.dice import ScriptedDice
+from core.dice import ScriptedDice
 from envs.dice421_env import Dice421Env
 from envs.policy421 import FOLLOWER_LEGAL, LEADER_LEGAL
 from helpers import BOT_NAMES_421, played

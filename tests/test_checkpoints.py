@@ -26,7 +26,7 @@ from agents import CHECKPOINT_DIR, make_agent
 from agents.ppo_agent import CheckpointError, PPOAgent
 from envs import codec420
 from envs import game420 as g
-from envs.dice import RandomDice
+from core.dice import RandomDice
 from train import checkpoint
 from train.__main__ import main as train_main
 

@@ -19,9 +19,9 @@ from agents.base import RandomAgent
 from agents.bots420 import GreedyAgent
 from envs import codec420
 from envs import game420 as g
-from envs.dice import ScriptedDice
+from core.dice import ScriptedDice
 from envs.dice420_env import Dice420Env
-from envs.engine import IllegalAction
+from core.engine import IllegalAction
 from envs.vec420 import Vec420Env, scripted_dice
 
 ENVS_DIR = pathlib.Path(envs.__file__).resolve().parent
@@ -312,7 +312,7 @@ class ListAgent:
 
 def engine_game(script, agent_red, agent_keeps, opponent_table):
     """Play one game through the engine with scripted dice; the agent plays ``agent_keeps`` in order."""
-    from envs.engine import play_out
+    from core.engine import play_out
 
     game = g.Game420(dice=ScriptedDice(script))
     agent_seat = g.RED if agent_red else g.BLUE

@@ -13,9 +13,9 @@ from agents import make_agent, make_env
 from agents.base import RandomAgent
 from envs import codec421
 from envs import game421 as g
-from envs.dice import ScriptedDice
+from core.dice import ScriptedDice
 from envs.dice421_env import REROLL_ALL, Dice421Env
-from envs.engine import IllegalAction
+from core.engine import IllegalAction
 
 
 def rolls(spec: str) -> list[int]:

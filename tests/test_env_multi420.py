@@ -10,7 +10,7 @@ from agents import make_env
 from agents.base import RandomAgent
 from envs import codec420
 from envs import game420 as g
-from envs.dice import ScriptedDice
+from core.dice import ScriptedDice
 from envs.dice420_env import Dice420Env
 
 C = [6, 5, 1, 1]  # a first roll with a choice (keep 6, 5 or 6-5, or reroll all)

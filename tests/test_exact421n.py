@@ -17,8 +17,8 @@ from agents.bots421 import CautiousAgent, Greedy421Agent, HeuristicAgent
 from agents.base import RandomAgent
 from envs import codec421
 from envs import game421 as g
-from envs.dice import RandomDice
-from envs.engine import play_out
+from core.dice import RandomDice
+from core.engine import play_out
 from play.__main__ import main
 
 Z = 4.0  # standard errors allowed between an exact figure and a Monte-Carlo estimate

@@ -8,7 +8,7 @@ What holds at every step, whatever was asked:
 * 421 conserves tokens (the players' tokens plus the pot make the initial pot);
 * observations lie inside their spaces;
 * an action that is illegal, out of range or not an integer raises the documented
-  error (``envs.engine.IllegalAction``, a ``ValueError``; PettingZoo's wrappers:
+  error (``core.engine.IllegalAction``, a ``ValueError``; PettingZoo's wrappers:
   their own documented reactions) and nothing else, and changes nothing;
 * the same seed and the same actions give the same game.
 
@@ -41,10 +41,10 @@ from envs import codec420, codec421
 from envs import game420 as g420
 from envs import game421 as g421
 from envs.aec import dice420_v0, dice421_v0
-from envs.dice import RandomDice
+from core.dice import RandomDice
 from envs.dice420_env import Dice420Env
 from envs.dice421_env import Dice421Env
-from envs.engine import IllegalAction
+from core.engine import IllegalAction
 from envs.policy421 import Policy421
 from envs.vec420 import Vec420Env
 from envs.vec421 import Vec421Env

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs import engine
+from core import engine
 from envs import game420
 from envs import game421 as g
-from envs.dice import RandomDice, ScriptedDice
+from core.dice import RandomDice, ScriptedDice
 from envs.game421 import (
     HANDS, KEEPS, N_ACTIONS, STOP, Game421, IllegalAction, action_for_keep,
     canonical, describe_action, hand_rank, hand_value, keep_for_action,
@@ -562,7 +562,7 @@ def test_engine_runs_with_no_learning_library_installed():
     code = ("import sys\n"
             "for m in ('gymnasium', 'torch', 'stable_baselines3', 'sb3_contrib'): sys.modules[m] = None\n"
             "from envs.game421 import Game421\n"
-            "from envs.dice import RandomDice\n"
+            "from core.dice import RandomDice\n"
             "g = Game421(2, pot=5, dice=RandomDice(0))\n"
             "while not g.is_over: g.apply(g.legal_actions()[-1])\n"
             "print('ok', g.loser in (0, 1))")

@@ -17,7 +17,7 @@ import agents
 from agents import make_agent, solver420
 from envs import codec420
 from envs import game420 as g
-from envs.dice import ScriptedDice
+from core.dice import ScriptedDice
 from play import exact420, tournament
 from play.__main__ import main
 from play.cli420 import ScriptedInput, parse_command, play_terminal

@@ -12,7 +12,7 @@ import agents
 from agents import make_agent
 from helpers import BOT_NAMES_421
 from envs import game421 as g
-from envs.dice import RandomDice, ScriptedDice
+from core.dice import RandomDice, ScriptedDice
 from play import tournament
 from play.__main__ import main
 from play.cli421 import ScriptedInput, legal_moves_text, parse_command, play_terminal421

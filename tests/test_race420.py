@@ -13,7 +13,7 @@ from agents import solver420
 from agents.bots420 import FoundationAgent, GreedyAgent
 from envs import codec420
 from envs import game420 as g
-from envs.dice import RandomDice, ScriptedDice
+from core.dice import RandomDice, ScriptedDice
 
 BOTS = ("greedy", "foundation")
 

@@ -17,8 +17,8 @@ from agents.solver421 import KEEPS_OF, N_HANDS
 from envs.policy421 import FOLLOWER_DECISION_INDEX
 from envs import codec421
 from envs import game421 as g
-from envs.dice import RandomDice
-from envs.engine import play_out
+from core.dice import RandomDice
+from core.engine import play_out
 
 POT = 4
 

@@ -8,8 +8,8 @@ import pytest
 
 import agents
 from envs import game420 as g
-from envs.dice import RandomDice, ScriptedDice
-from envs.engine import IllegalAction
+from core.dice import RandomDice, ScriptedDice
+from core.engine import IllegalAction
 from play.cli420 import ScriptedInput, play_terminal
 from play.session import Session
 

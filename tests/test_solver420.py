@@ -11,7 +11,7 @@ from agents.bots420 import FoundationAgent, GreedyAgent, OptimalAgent
 from agents.base import RandomAgent
 from envs import codec420
 from envs import game420 as g
-from envs.dice import RandomDice
+from core.dice import RandomDice
 
 # The figure this solver converges to (value iteration to 1e-15); the rules say "about 0.527".
 RED_WINS_UNDER_OPTIMAL_PLAY = 0.5270148583818

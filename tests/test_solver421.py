@@ -21,7 +21,7 @@ from agents.bots421 import Greedy421Agent, HeuristicAgent
 from envs import codec421
 from envs import game421 as g
 from envs import policy421
-from envs.dice import RandomDice
+from core.dice import RandomDice
 from helpers import played
 
 # ------------------------------------------------------------------ a brute force, dice by dice

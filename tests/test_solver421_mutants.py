@@ -14,7 +14,7 @@ from agents import solver421 as s
 from agents.base import RandomAgent
 from envs import codec421
 from envs import game421 as g
-from envs.dice import RandomDice
+from core.dice import RandomDice
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ import agents
 from agents import solver420
 from agents.features import FastMlpPolicy, SplitMlpPolicy
 from agents.ppo_agent import PPOAgent, build_policy, policy_kwargs_from
-from envs.dice import ScriptedDice
+from core.dice import ScriptedDice
 from envs import game420 as g
 from envs.vec420 import Vec420Env
 from train.fast import BatchedMaskablePPO

@@ -181,7 +181,7 @@ def test_bradley_terry_recovers_the_log_odds_and_stays_finite_when_one_side_wins
 
 
 def test_the_finishing_order_is_the_winners_in_the_order_they_left_then_the_loser():
-    from envs.dice import RandomDice
+    from core.dice import RandomDice
 
     table = T._play_table("420", [agents.make_agent("420", "greedy")] * 4, RandomDice(3))
     order = T.finishing_order(table)

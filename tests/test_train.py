@@ -12,7 +12,7 @@ from agents import make_agent
 from agents.ppo_agent import CheckpointError, PPOAgent
 from envs import codec420
 from envs import game420 as g
-from envs.dice import RandomDice
+from core.dice import RandomDice
 from train.__main__ import main as train_main
 
 EVAL_TAGS = {

@@ -15,7 +15,7 @@ import pytest
 
 from envs import codec420
 from envs import game420 as g
-from envs.dice import ScriptedDice
+from core.dice import ScriptedDice
 from envs import vec420
 from envs.vec420 import Vec420Env, check_opponent_table, scripted_dice
 

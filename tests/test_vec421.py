@@ -11,7 +11,7 @@ import agents
 from agents import make_agent, solver421
 from envs import codec421
 from envs import game421 as g
-from envs.dice import ScriptedDice
+from core.dice import ScriptedDice
 from envs.dice421_env import Dice421Env
 from envs import policy421
 from envs.policy421 import FOLLOWER_DECISION_INDEX

@@ -9,7 +9,7 @@ from agents import batch_policy, make_agent
 from agents.base import DeterministicAgent
 from envs import codec421
 from envs import game421 as g
-from envs.dice import ScriptedDice
+from core.dice import ScriptedDice
 from envs.dice421_env import Dice421Env
 from envs.vec421 import scripted_dice
 from envs.vec421n import Vec421NEnv, next_in_table

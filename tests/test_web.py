@@ -23,7 +23,7 @@ with warnings.catch_warnings():  # newer Starlette prefers httpx2 and says so on
 from agents import solver420, solver421  # noqa: E402
 from envs import game420 as g420  # noqa: E402
 from envs import game421 as g421  # noqa: E402
-from envs.dice import RandomDice  # noqa: E402
+from core.dice import RandomDice  # noqa: E402
 from play.web import coach  # noqa: E402
 from play.web.app import MAX_BODY, create_app  # noqa: E402
 from play.web.records import default_db_path, replay_actions  # noqa: E402

@@ -17,10 +17,10 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from games.cli import run_quietly, whole_number
+from core.cli import run_quietly, whole_number
 from train.presets import PRESETS
 
-from games.cli import MAX_SEED  # numpy's legacy seeding (SB3 seeds it) takes no more
+from core.cli import MAX_SEED  # numpy's legacy seeding (SB3 seeds it) takes no more
 MAX_N_ENVS = 65_536  # games stepped at once: the rollout buffer holds n_envs x n_steps of each
 MAX_NAME = 100  # train.checkpoint.NAME_PATTERN's length
 COMMANDS = {  # subcommands next to the presets: module, what it does

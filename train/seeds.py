@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from games.cli import run_quietly
+from core.cli import run_quietly
 from train.presets import PRESETS
 from train.scale import (
     ScaleError,
@@ -42,7 +42,7 @@ MAX_SEEDS = 10_000  # runs in one study
 
 def parse_seeds(text: str) -> list[int]:
     """An argparse type: seeds as ``0-9``, ``3`` or ``0-4,7,10-12``, each once."""
-    from games.cli import MAX_SEED
+    from core.cli import MAX_SEED
 
     seeds: list[int] = []
     for part in text.split(","):

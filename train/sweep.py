@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from games.cli import run_quietly
+from core.cli import run_quietly
 from train.presets import PRESETS, Choice, Preset, preset_source, setting, with_settings
 from train.scale import (
     ScaleError,
@@ -55,7 +55,7 @@ REDUCTION_FACTOR = 2  # ASHA keeps the better half of the trials at each of its 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from games.cli import MAX_SEED
+    from core.cli import MAX_SEED
     from train.__main__ import _whole
 
     parser = argparse.ArgumentParser(

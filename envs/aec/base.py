@@ -1,4 +1,4 @@
-"""One PettingZoo AEC environment over any rules engine of ``envs.engine``.
+"""One PettingZoo AEC environment over any rules engine of ``core.engine``.
 
 :class:`DiceAECEnv` knows nothing of a particular game: it reads the engine,
 codec, narrator, player range and options from the class attributes each game's
@@ -31,8 +31,8 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from envs.dice import RandomDice
-from envs.engine import IllegalAction, check_action, check_count
+from core.dice import RandomDice
+from core.engine import IllegalAction, check_action, check_count
 
 
 class IntegerActions(wrappers.BaseWrapper):
@@ -61,7 +61,7 @@ class DiceAECEnv(AECEnv):
     ``reset(seed=...)`` draws all chance from ``np.random.default_rng(seed)``;
     ``reset()`` without a seed goes on with the same generator (a fresh one the
     first time).  ``reset(options=...)`` reads ``"dice"`` (a ``DiceSource``, e.g.
-    ``envs.dice.ScriptedDice``, for tests and replays) and ``"first_player"``
+    ``core.dice.ScriptedDice``, for tests and replays) and ``"first_player"``
     (a seat); other keys are ignored.
     """
 

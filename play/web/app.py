@@ -57,7 +57,7 @@ MAX_BODY = 64 * 1024
 MAX_LIVE_GAMES = 500  # games kept in memory; older ones are rebuilt from the records when asked for
 ID_RE = re.compile(r"[A-Za-z0-9_-]{16,32}")
 PLAYER_RE = re.compile(r"[\w .'-]{1,40}")
-from games.cli import MAX_SEED  # as `python -m play --seed` takes, so the terminal can replay a web game
+from core.cli import MAX_SEED  # as `python -m play --seed` takes, so the terminal can replay a web game
 
 
 class ApiError(Exception):

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import games
-from envs.dice import RandomDice
+from core.dice import RandomDice
 
 SCHEMA_VERSION = 1
 

@@ -21,8 +21,8 @@ from typing import Any, Optional, Sequence
 import games
 from envs import game420 as g420
 from envs import game421 as g421
-from envs.dice import RandomDice
-from envs.engine import IllegalAction
+from core.dice import RandomDice
+from core.engine import IllegalAction
 from play import check_table, derive_seed
 from play.session import Session
 from play.web import coach

@@ -15,7 +15,7 @@ An engine is a state machine in the style of OpenSpiel's ``State``:
 * ``events``: what happened, as dicts with a ``"type"``, in order; the
   narration of each game (``envs.narrate``) turns them into text.
 
-Chance comes only from the injected dice source (``envs.dice``).  Dice are
+Chance comes only from the injected dice source (``core.dice``).  Dice are
 written high to low in both games (``(6, 6, 5, 1)``, ``(4, 2, 1)``).
 
 :func:`play_out` is the one loop that asks each seat's agent to move; envs,

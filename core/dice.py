@@ -21,8 +21,8 @@ import numpy as np
 class DiceSource(Protocol):
     """What a rules engine needs from chance."""
 
-    def roll(self, n: int) -> tuple[int, ...]:
-        """Roll ``n`` six-sided dice; values in 1..6, in the order rolled."""
+    def roll(self, n: int, faces: int = 6) -> tuple[int, ...]:
+        """Roll ``n`` dice of ``faces`` sides (six by default); values in 1..faces, in the order rolled."""
 
     def draw_seat(self, n_players: int) -> int:
         """Draw a seat uniformly from ``0..n_players-1`` (e.g. the first player)."""
@@ -34,8 +34,8 @@ class RandomDice:
     def __init__(self, rng: np.random.Generator | int | None = None):
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
-    def roll(self, n: int) -> tuple[int, ...]:
-        return tuple(self.rng.integers(1, 7, size=n).tolist())
+    def roll(self, n: int, faces: int = 6) -> tuple[int, ...]:
+        return tuple(self.rng.integers(1, faces + 1, size=n).tolist())
 
     def draw_seat(self, n_players: int) -> int:
         return int(self.rng.integers(n_players))
@@ -54,23 +54,29 @@ class ScriptedDice:
     raises :class:`DiceScriptExhausted` with a message saying how far it got.
     """
 
-    def __init__(self, dice: Iterable[int] = (), seats: Iterable[int] = ()):
+    def __init__(self, dice: Iterable[int] = (), seats: Iterable[int] = (), faces: int = 6):
+        # ``faces``: the largest value the script may hold (a game of bigger dice scripts more)
         values = [int(v) for v in dice]
-        bad = [v for v in values if not 1 <= v <= 6]
+        bad = [v for v in values if not 1 <= v <= faces]
         if bad:
-            raise ValueError(f"scripted dice must be in 1..6, got {bad}")
+            raise ValueError(f"scripted dice must be in 1..{faces}, got {bad}")
         self._dice = deque(values)
         self._seats = deque(int(s) for s in seats)
         self.rolled = 0
 
-    def roll(self, n: int) -> tuple[int, ...]:
+    def roll(self, n: int, faces: int = 6) -> tuple[int, ...]:
         if len(self._dice) < n:
             raise DiceScriptExhausted(
                 f"dice script exhausted: asked for {n} dice after {self.rolled} were rolled, "
                 f"{len(self._dice)} left"
             )
+        values = tuple(self._dice[i] for i in range(n))
+        if any(v > faces for v in values):
+            raise ValueError(f"scripted dice {values} do not fit a die of {faces} faces")
+        for _ in range(n):
+            self._dice.popleft()
         self.rolled += n
-        return tuple(self._dice.popleft() for _ in range(n))
+        return values
 
     def draw_seat(self, n_players: int) -> int:
         if not self._seats:
