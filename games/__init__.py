@@ -59,7 +59,7 @@ class GameSpec:
     # engines and codecs (envs/)
     engine: type  # the rules engine class, core.engine's interface
     codec: Any  # module: observe(game, seat), legal_mask(actions), ...
-    narrator: type  # envs.narrate.Narrator subclass
+    narrator: type  # core.narrate.Narrator subclass
     min_players: int
     max_players: int
     n_actions: int

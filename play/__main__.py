@@ -15,7 +15,7 @@ from typing import Callable, Optional, Sequence, TextIO
 
 from core.cli import MAX_GAMES, MAX_SEED, agent_label, option_type, run_quietly, seed_number, whole_number
 import games
-from envs.narrate import wrap
+from core.narrate import wrap
 from play.web import cli as web_cli
 from play import (AgentLoadError, UsageError, check_fit, default_opponent, derive_seed, load_agent, one_torch_thread,
                   progress_printer)

@@ -24,8 +24,8 @@ from typing import Callable, Optional, Sequence, TextIO
 from agents.base import Agent
 from envs import game421 as g
 from core.dice import DiceSource
-from envs.narrate import fit, wrap
-from envs.narrate import plural as _plural
+from core.narrate import fit, wrap
+from core.narrate import plural as _plural
 from play.cli420 import ScriptedInput  # noqa: F401 (re-exported for tests and callers)
 from play.prompt import ALL_WORDS, Command, ask_move, command_word, play_series, strip_word
 from play.prompt import parse_dice as read_dice

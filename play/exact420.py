@@ -23,7 +23,7 @@ from agents.base import pp
 from agents.solver420 import decision_batch, policy_table  # noqa: F401 (re-exported)
 from envs import game420 as g
 from core.dice import RandomDice
-from envs.narrate import wrap
+from core.narrate import wrap
 from play import UsageError, progress_printer
 from play.tournament import Rate, format_match, not_lost_by_seat, play_match
 

@@ -15,7 +15,7 @@ import agents
 import games
 from agents import solver421
 from play import UsageError, derive_seed, progress_printer
-from envs.narrate import wrap
+from core.narrate import wrap
 from play.tournament import Rate, format_against, not_lost_by_seat, play_match_n
 
 

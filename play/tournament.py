@@ -20,7 +20,7 @@ import games as registry
 from agents.base import Agent
 from core.dice import DiceSource, RandomDice
 from core.engine import play_out
-from envs.narrate import wrap
+from core.narrate import wrap
 from play import derive_seed
 
 # (games done, games in all) -> None; called after every game of a match

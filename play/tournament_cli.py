@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Optional, TextIO
 
 import games
-from envs.narrate import wrap
+from core.narrate import wrap
 from core.cli import MAX_GAMES, MAX_SEED, agent_label, option_type, run_quietly, seed_number, whole_number
 from core.files import write_atomic
 from play import AgentLoadError, UsageError, check_fit, load_agent, one_torch_thread, progress_printer
