@@ -42,9 +42,9 @@ retrain: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(ARGS)
 
-# Mutation testing, by hand (not in CI): make mutants MUTATE=envs.game420 (or envs.game421,
-# agents.solver420, agents.solver421, envs.vec420, envs.vec421); configured in setup.cfg.
-MUTATE ?= envs.game420
+# Mutation testing, by hand (not in CI): make mutants MUTATE=games.dice420.game (or games.dice421.game,
+# games.dice420.solver, games.dice421.solver, games.dice420.vec, games.dice421.vec); configured in setup.cfg.
+MUTATE ?= games.dice420.game
 mutants: $(STAMP)
 	$(PY) -m pip install --quiet "mutmut>=3.8"
 	rm -rf mutants

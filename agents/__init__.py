@@ -64,7 +64,7 @@ def bot_table(game: str, name: str, **options):
 
 def batch_policy(game: str, agent) -> BatchPolicy:
     """An agent (or a name, through :func:`make_agent`) as a batch policy, the form in
-    which the batched envs that ask other seats live play it (``envs.vec421n``)."""
+    which the batched envs that ask other seats live play it (``games.dice421.vecn``)."""
     return BatchPolicy(make_agent(game, agent) if isinstance(agent, str) else agent)
 
 
@@ -88,8 +88,6 @@ def make_env(env_id: str = "Dice420-v0", opponent=None, **kwargs):
     env reseeds its opponents from its own generator at every ``reset(seed=...)``.
     Without an opponent the env's own random legal policy plays."""
     import gymnasium as gym
-
-    import envs  # noqa: F401 - registers the ids
 
     by_id = {games.get(n).env_id: games.get(n) for n in games.names()}
     if env_id not in by_id:

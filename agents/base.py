@@ -152,7 +152,7 @@ def batch_actions(agent, obs: np.ndarray, masks: np.ndarray, where=lambda i: f"d
 
 class BatchPolicy:
     """An agent as a *batch policy* for the batched envs that ask other seats live
-    (``envs.vec421n``): ``policy(obs, masks, rng) -> actions``, one action per row.
+    (``games.dice421.vecn``): ``policy(obs, masks, rng) -> actions``, one action per row.
 
     Rows are answered through ``batch_probs`` (checked as exact evaluation checks them);
     a ``DeterministicAgent`` plays its one action, any other agent an action drawn from

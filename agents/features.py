@@ -24,9 +24,10 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 
-from envs import codec421, game421
-from envs import game420 as g
-from envs.codec420 import CODE_TO_HAND
+from games.dice421 import codec as codec421
+from games.dice421 import game as game421
+from games.dice420 import game as g
+from games.dice420.codec import CODE_TO_HAND
 
 N_HANDS = len(g.HANDS)
 MASKED_LOGIT = -1e8  # what sb3-contrib's MaskableCategorical puts on illegal actions

@@ -13,7 +13,7 @@ An engine is a state machine in the style of OpenSpiel's ``State``:
   as a winner), -1 if it lost, ``None`` while its fate is open;
 * ``clone()``: an independent copy;
 * ``events``: what happened, as dicts with a ``"type"``, in order; the
-  narration of each game (``envs.narrate``) turns them into text.
+  narration of each game (``core.narrate`` and each game's ``narrate``) turns them into text.
 
 Chance comes only from the injected dice source (``core.dice``).  Dice are
 written high to low in both games (``(6, 6, 5, 1)``, ``(4, 2, 1)``).
@@ -56,7 +56,7 @@ class Game(Protocol):
 
 
 class Codec(Protocol):
-    """How a decision is shown to an agent (``envs.codec420``, ``envs.codec421``)."""
+    """How a decision is shown to an agent (``games.dice420.codec``, ``games.dice421.codec``)."""
 
     def observe(self, game: Any, seat: int) -> np.ndarray: ...
 

@@ -1,178 +1,35 @@
-"""The game registry: one :class:`GameSpec` per game, looked up by name.
+"""The game registry: every game's :class:`~core.spec.GameSpec`, looked up by name.
 
-Everything that needs to know "which games are there" or "what are the 421
-bots" asks here; no other module tests a game's name or keeps its own list of
-names.  A spec points *down* to the engine layer directly (engine class, codec,
-narrator) and to the upper layers by ``"module:attribute"`` strings that are
-imported only when used (bots, exact evaluators, the terminal front-end), the
-way Gymnasium's registry names entry points.  So ``import games`` is light and
-the layers below never import the layers above.
-
-Adding a game: its engine, codec and narrator in ``envs/``, its bots (and
-solver, if any) in ``agents/``, its terminal front-end in ``play/``, presets in
-``train/presets.py``, and one ``register(GameSpec(...))`` call below.  See
-``docs/architecture.md``.
+A game is one folder (``games/dice420/``, ``games/dice421/``) whose ``SPEC``
+says what the game is and what it offers.  The registry finds the games of
+:data:`GAMES` and those that other installed packages declare under the
+``dice_arena.games`` entry-point group (``[project.entry-points."dice_arena.games"]
+mygame = "mypackage.mygame:SPEC"``), and registers each game's Gymnasium id.
+Everything that needs to know "which games are there" asks here; no other
+module keeps a list of games.
 """
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+import sys
+from importlib.metadata import entry_points
+from typing import Any
 
-from envs import codec420, codec421, narrate
-from core import engine
-from envs import game420 as g420
-from envs import game421 as g421
-from core.dice import DiceSource
+from core.spec import PLAYER_WORDS, GameSpec, Option, load  # noqa: F401 (the registry's API)
 
-
-def load(target: str) -> Any:
-    """The object a ``"package.module:attribute"`` string names."""
-    module, _, attr = target.partition(":")
-    obj = importlib.import_module(module)
-    return getattr(obj, attr) if attr else obj
-
-
-@dataclass(frozen=True)
-class Option:
-    """A game option (421's pot): its default and allowed range."""
-
-    name: str
-    default: int
-    low: int
-    high: int
-    help: str
-
-    def check(self, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not self.low <= value <= self.high:
-            raise ValueError(f"{self.name} must be a whole number in {self.low}..{self.high}, got {value!r}")
-        return value
-
-
-@dataclass(frozen=True)
-class GameSpec:
-    """Everything the project knows about one game, by layer."""
-
-    name: str  # "420"
-    title: str  # one line for help texts
-    # engines and codecs (envs/)
-    engine: type  # the rules engine class, core.engine's interface
-    codec: Any  # module: observe(game, seat), legal_mask(actions), ...
-    narrator: type  # core.narrate.Narrator subclass
-    min_players: int
-    max_players: int
-    n_actions: int
-    options: tuple[Option, ...] = ()
-    how_to_move: str = ""  # what a person types at their turn, for help texts
-    env_id: str = ""  # the Gymnasium id of the single-agent env
-    aec_module: str = ""  # the PettingZoo AEC env module
-    batched_env: str = ""  # "module:class" of the numpy VecEnv: (num_envs, opponent table, seed=, **options)
-    batched_players: tuple[int, ...] = (2,)  # the player counts it plays
-    # "module:class" of the numpy VecEnv whose other seats are batch policies asked live
-    # (agents.batch_policy): (num_envs, policies, n_players=, seed=, weights=, **options)
-    live_env: str = ""
-    live_players: tuple[int, ...] = ()  # the player counts training plays in it
-    # "module:function" (agent, n_players) -> a table the live env plays instead of asking the
-    # agent live (faster), or ValueError for an agent it cannot tabulate
-    live_table: str = ""
-    observation_bounds: Callable[..., tuple[Any, Any, tuple[int, ...]]] = None  # (n_players, **options)
-    # agents (agents/): bot name -> "module:factory"; factories take ``seed=`` when they need one
-    bots: Mapping[str, str] = field(default_factory=dict)
-    # bots that play some table sizes only: name -> those numbers of players
-    bot_players: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
-    # bots kept in files of their own kind: suffix -> "module:factory" taking the path
-    bot_files: Mapping[str, str] = field(default_factory=dict)
-    shipped: str = ""  # the shipped trained bot, "ppo-420"
-    suggested_bot: str = "random"  # what to suggest when the shipped bot cannot load
-    exact: str = ""  # module with the exact two-player evaluator
-    # module with exact tables of more players: seat_figures(agents, seat, **options) -> (P(not losing), best reply's)
-    exact_n: str = ""
-    default_bot: Mapping[int, str] = field(default_factory=dict)  # players -> the terminal's default opponent
-    # How a finishing order ranks the players in tournament ratings: "left" ranks the
-    # winners by the order they left the table, then the loser; "tied" ties every
-    # winner above the loser.
-    finish_ranking: str = "tied"
-    # players (None: any other number) -> "module:function" giving a table's exact
-    # P(not losing) per player (see play.tournament.exact_evaluator)
-    exact_tables: Mapping[Optional[int], str] = field(default_factory=dict)
-    # front-ends (play/)
-    terminal: str = ""  # "module:function" playing a person against bots in the terminal
-    evaluate: str = ""  # "module:function" behind ``python -m play evaluate GAME``
-    explain: str = ""  # "module:function" behind ``evaluate GAME --exact --explain`` (or "")
-    export: str = ""  # "module" with write_policy_csv, policy_table, is_deterministic (or "")
-
-    # --- players and options ---------------------------------------------------
-    def check_players(self, n_players: Any) -> int:
-        if isinstance(n_players, bool) or not isinstance(n_players, int) or not (
-            self.min_players <= n_players <= self.max_players
-        ):
-            raise ValueError(
-                f"{self.name} is played by {self.min_players} to {self.max_players} players, got {n_players!r}"
-            )
-        return n_players
-
-    def check_options(self, options: Mapping[str, Any]) -> dict[str, int]:
-        """The game options with defaults filled in; unknown names and bad values refused."""
-        known = {o.name: o for o in self.options}
-        unknown = set(options) - set(known)
-        if unknown:
-            allowed = ", ".join(known) or "none"
-            raise ValueError(f"{self.name} has no option {', '.join(sorted(unknown))} (options: {allowed})")
-        return {name: o.check(options.get(name, o.default)) for name, o in known.items()}
-
-    @property
-    def players(self) -> range:
-        return range(self.min_players, self.max_players + 1)
-
-    # --- engine ----------------------------------------------------------------
-    def new_game(self, n_players: int, dice: Optional[DiceSource] = None, first_player: Optional[int] = None,
-                 **options) -> engine.Game:
-        n_players = self.check_players(n_players)
-        return self.engine(n_players, dice=dice, first_player=first_player, **self.check_options(options))
-
-    def observation_space(self, n_players: int = 2, **options):
-        """The Gymnasium ``Box`` of an observation (imports gymnasium)."""
-        import numpy as np
-        from gymnasium import spaces
-
-        low, high, shape = self.observation_bounds(self.check_players(n_players), **self.check_options(options))
-        return spaces.Box(low, high, shape=shape, dtype=np.int64)
-
-    def action_space(self):
-        from gymnasium import spaces
-
-        return spaces.Discrete(self.n_actions)
-
-    # --- agents ----------------------------------------------------------------
-    @property
-    def agent_names(self) -> tuple[str, ...]:
-        """Every agent a name can give: the bots and the shipped trained bot."""
-        return (*self.bots, self.shipped) if self.shipped else tuple(self.bots)
-
-    def bots_for(self, n_players: int) -> tuple[str, ...]:
-        return tuple(b for b in self.bots if self.plays(b, n_players))
-
-    def plays(self, bot: str, n_players: int) -> bool:
-        """Whether ``bot`` plays a table of ``n_players`` (every bot not in ``bot_players`` does)."""
-        return n_players in self.bot_players.get(bot, (n_players,))
-
-    def why_not(self, bot: str, n_players: int) -> str:
-        """Why ``bot`` cannot sit at a table of ``n_players``, in words ("" when it can)."""
-        if self.plays(bot, n_players):
-            return ""
-        words = " or ".join(PLAYER_WORDS.get(n, str(n)) for n in self.bot_players[bot])
-        return f"the {bot} {self.name} bot is made for {words} players only, not {n_players}"
-
+GAMES = ("games.dice420:SPEC", "games.dice421:SPEC")  # the games of this project
+ENTRY_POINT_GROUP = "dice_arena.games"  # games of other installed packages
 
 REGISTRY: dict[str, GameSpec] = {}
-PLAYER_WORDS = {2: "two", 3: "three", 4: "four"}
 
 
 def register(spec: GameSpec) -> GameSpec:
+    if not isinstance(spec, GameSpec):
+        raise ValueError(f"a game registers a GameSpec, got {type(spec).__name__}")
     if spec.name in REGISTRY:
         raise ValueError(f"game {spec.name!r} is registered twice")
     REGISTRY[spec.name] = spec
+    _register_env_id(spec)
     return spec
 
 
@@ -188,77 +45,37 @@ def names() -> tuple[str, ...]:
     return tuple(REGISTRY)
 
 
-register(GameSpec(
-    name="420",
-    title="Mark Steere's race to make four dice total exactly 20",
-    how_to_move='the values of the dice to reroll ("1 5", "15", "all") or "keep 6 6"',
-    engine=g420.Game420,
-    codec=codec420,
-    narrator=narrate.Narrator420,
-    min_players=g420.MIN_PLAYERS,
-    max_players=g420.MAX_PLAYERS,
-    n_actions=g420.N_ACTIONS,
-    env_id="Dice420-v0",
-    aec_module="envs.aec.dice420_v0",
-    batched_env="envs.vec420:Vec420Env",
-    live_env="envs.vec420:Vec420Env",  # opponents may be tables or batch policies
-    live_players=tuple(range(3, g420.MAX_PLAYERS + 1)),
-    live_table="agents.reply420:live_table",  # own-hand bots: a lookup, not a call per row
-    observation_bounds=codec420.space_bounds,
-    bots={
-        "random": "agents.base:RandomAgent",
-        "greedy": "agents.bots420:GreedyAgent",
-        "foundation": "agents.bots420:FoundationAgent",
-        "optimal": "agents.bots420:OptimalAgent",
-    },
-    shipped="ppo-420",
-    suggested_bot="optimal",
-    exact="agents.solver420",
-    exact_n="agents.reply420",
-    default_bot={2: "ppo-420", **{n: "optimal" for n in range(3, g420.MAX_PLAYERS + 1)}},
-    finish_ranking="left",  # the order players made 20 and dropped out (R7)
-    exact_tables={2: "play.tournament:exact_heads_up_420", None: "play.tournament:exact_race_420"},
-    terminal="play.cli420:play_terminal",
-    evaluate="play.exact420:evaluate",
-    explain="play.exact420:explain",
-    export="play.exact420",
-))
+def _register_env_id(spec: GameSpec) -> None:
+    """The game's Gymnasium id, where gymnasium is installed (the engines need none)."""
+    if not (spec.env_id and spec.env):
+        return
+    try:
+        from gymnasium.envs.registration import register as gym_register, registry
+    except ImportError:
+        return
+    if spec.env_id not in registry:
+        gym_register(id=spec.env_id, entry_point=spec.env)
 
-register(GameSpec(
-    name="421",
-    title="the three-dice token game with charge, discharge and RAMPO",
-    how_to_move='"stop", the values of the dice to reroll ("6 5", "65", "all") or "keep 4 2"',
-    engine=g421.Game421,
-    codec=codec421,
-    narrator=narrate.Narrator421,
-    min_players=g421.MIN_PLAYERS,
-    max_players=g421.MAX_PLAYERS,
-    n_actions=g421.N_ACTIONS,
-    options=(Option("pot", 15, 1, g421.MAX_POT, "tokens in the pot at the start"),),
-    env_id="Dice421-v0",
-    aec_module="envs.aec.dice421_v0",
-    batched_env="envs.vec421:Vec421Env",
-    live_env="envs.vec421n:Vec421NEnv",
-    live_players=(3,),
-    observation_bounds=codec421.space_bounds,
-    bots={
-        "random": "agents.base:RandomAgent",
-        "heuristic": "agents.bots421:HeuristicAgent",
-        "greedy421": "agents.bots421:Greedy421Agent",
-        "cautious": "agents.bots421:CautiousAgent",
-        "optimal": "agents.solver421:OptimalAgent421",
-        "exact3": "agents.reply421:ReplyAgent421",
-    },
-    bot_players={"optimal": (2,), "exact3": (3,)},
-    bot_files={".npz": "agents.reply421:ReplyAgent421"},  # python -m agents.reply421 --out FILE.npz
-    shipped="ppo-421",
-    default_bot={2: "ppo-421", 3: "exact3"},
-    finish_ranking="tied",  # leaving first gains nothing, and two may leave at once (H3)
-    exact_tables={2: "play.tournament:exact_heads_up_421"},
-    suggested_bot="heuristic",
-    exact="agents.solver421",
-    exact_n="agents.exact421n",
-    terminal="play.cli421:play_terminal421",
-    evaluate="play.exact421:evaluate",
-    explain="play.exact421:explain",
-))
+
+def _discover() -> None:
+    for target in GAMES:
+        register(load(target))
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            spec = point.load()
+            if spec.name not in REGISTRY:
+                register(spec)
+        except Exception as error:  # a broken plug-in must not take the others down
+            print(f"dice-arena: game plug-in {point.name!r} ({point.value}) not loaded: {error}", file=sys.stderr)
+
+
+_discover()
+
+
+def aec_env(name: Any, **kwargs):
+    """The PettingZoo AEC env of a game (``env(**kwargs)`` of its ``aec`` module, wrapped as
+    PettingZoo's classic envs are)."""
+    spec = get(name)
+    if not spec.aec_module:
+        raise ValueError(f"{spec.name} has no PettingZoo env")
+    return load(spec.aec_module).env(**kwargs)

@@ -66,7 +66,7 @@ def one_torch_thread() -> None:
         torch.set_num_threads(1)
 
 
-CHECKPOINT_SUFFIXES = (".pt", ".json", ".npz")  # .npz: a 421 reply file (agents.reply421)
+CHECKPOINT_SUFFIXES = (".pt", ".json", ".npz")  # .npz: a 421 reply file (games.dice421.reply)
 
 
 def _check_path(name: str, option: str) -> None:
@@ -77,7 +77,7 @@ def _check_path(name: str, option: str) -> None:
     path = Path(name)
     try:
         if path.is_dir() and path.suffix == ".npz":
-            raise AgentLoadError(f"{option} {name}: is a folder, not a reply file (python -m agents.reply421 writes one)")
+            raise AgentLoadError(f"{option} {name}: is a folder, not a reply file (python -m games.dice421.reply writes one)")
         if path.is_dir():
             raise AgentLoadError(f"{option} {name}: is a folder, not a checkpoint; give the NAME.pt file in it "
                                  "that python -m train saved (NAME.json next to it)")

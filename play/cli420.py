@@ -5,7 +5,7 @@ The person types the *values* of the dice to reroll ("1 5", "1,5", "15",
 ``IllegalAction`` message, which cites R2-R4, is shown before asking again.
 Turns without a choice (the first roll, R1; a reset over 20, R4; a hand
 with nothing R3 lets it keep) are played by the engine, and the narration
-(``envs.narrate``) says why.  With more than two players the person plays
+(``core.narrate`` and each game's ``narrate``) says why.  With more than two players the person plays
 rounds (R7) against several bots.
 
 Input and output are injectable (``input_fn``, ``out``) so tests can drive a
@@ -18,9 +18,10 @@ import sys
 from typing import Callable, Iterable, Optional, Sequence, TextIO
 
 from agents.base import Agent
-from envs import game420 as g
+from games.dice420 import game as g
 from core.dice import DiceSource
-from envs.narrate import fit, hand_total, wrap
+from core.narrate import fit, wrap
+from games.dice420.narrate import hand_total
 from play.session import Session
 from play.prompt import ALL_WORDS, Command, ask_move, command_word, play_series, strip_word
 from play.prompt import parse_dice as read_dice

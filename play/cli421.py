@@ -1,8 +1,8 @@
 """421 in the terminal: a person against one or two bots.
 
-The engine (``envs.game421``) plays every step without a choice (the charge
+The engine (``games.dice421.game``) plays every step without a choice (the charge
 phase, first rolls, RAMPO, a follower's last roll) and records it in
-``Game421.events``; ``envs.narrate`` puts those events into words (through
+``Game421.events``; ``core.narrate`` and each game's ``narrate`` puts those events into words (through
 ``play.session.Session``), so the person sees every roll, every exchange, the
 pot and everyone's tokens.  At the person's own
 decision it shows their dice, the rolls used and allowed, the hands already
@@ -22,7 +22,7 @@ from collections import Counter
 from typing import Callable, Optional, Sequence, TextIO
 
 from agents.base import Agent
-from envs import game421 as g
+from games.dice421 import game as g
 from core.dice import DiceSource
 from core.narrate import fit, wrap
 from core.narrate import plural as _plural

@@ -4,7 +4,7 @@
 decision state with one batched ``action_probs`` call; the solver then gives
 its exact win probabilities (:func:`exact_evaluation`).  At a table of N seats
 (:func:`evaluate` with ``players`` or ``opponents``) each seat's exact
-P(not losing), its best reply's and its regret come from ``agents.reply420``
+P(not losing), its best reply's and its regret come from ``games.dice420.reply``
 (the solver at two players), or from simulated games of the engine.  No CLI
 concerns here: training code imports these too.
 """
@@ -18,10 +18,11 @@ from typing import TextIO
 
 import numpy as np
 
-from agents import reply420, solver420
+from games.dice420 import reply as reply420
+from games.dice420 import solver as solver420
 from agents.base import pp
-from agents.solver420 import decision_batch, policy_table  # noqa: F401 (re-exported)
-from envs import game420 as g
+from games.dice420.solver import decision_batch, policy_table  # noqa: F401 (re-exported)
+from games.dice420 import game as g
 from core.dice import RandomDice
 from core.narrate import wrap
 from play import UsageError, progress_printer
@@ -116,8 +117,8 @@ def is_deterministic(table: np.ndarray) -> bool:
 
 def explain(rows: list[tuple[str, object]], out: TextIO, top: int = 10) -> None:
     """``evaluate 420 --exact --explain``: where each agent's exact gap to the optimum goes
-    (``agents.explain420``): how thin it is spread and the ``top`` largest losses."""
-    from agents import explain420
+    (``games.dice420.explain``): how thin it is spread and the ``top`` largest losses."""
+    from games.dice420 import explain as explain420
 
     for name, agent in rows:
         try:
@@ -138,7 +139,7 @@ def evaluate(rows: list[tuple[str, object]], exact: bool, n_games: int, seed: in
     simulated games against it.  Otherwise a table of ``players`` seats: each
     agent of ``rows`` at seat 0, ``opponents`` (label, agent) at seats 1.. (by
     default the agent itself in every seat); for each seat its P(not losing),
-    exactly with its best reply and regret (``agents.reply420``), or simulated.
+    exactly with its best reply and regret (``games.dice420.reply``), or simulated.
     """
     if options:
         raise UsageError(f"420 has no option {', '.join(sorted(options))}")
@@ -163,7 +164,7 @@ def _evaluate_two(rows: list[tuple[str, object]], exact: bool, n_games: int, see
     if exact:
         print(format_exact([(name, exact_evaluation(agent)) for name, agent in rows]), file=out)
         return
-    from agents.bots420 import OptimalAgent
+    from games.dice420.bots import OptimalAgent
 
     optimal = OptimalAgent()
     print(wrap(f"Simulated against the optimal bot ({n_games} games each; --exact gives exact figures):",
@@ -188,7 +189,7 @@ def table_figures(seats: list[object], players: int) -> list[reply420.SeatFigure
 
     Two players: any agents, by ``solver420`` on their full policy tables (the
     two-player figures).  Three or more: agents that play from their own hand
-    (``agents.reply420``); others raise ``ValueError`` with one line."""
+    (``games.dice420.reply``); others raise ``ValueError`` with one line."""
     if players != 2:
         return reply420.table_figures(players, seats)
     tables = [policy_table(a) for a in seats]

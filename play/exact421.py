@@ -4,7 +4,7 @@ Two players without ``--opponent``: the agent against the optimal bot and its ow
 best reply (exact), or against each built-in bot (simulated).  Otherwise a table:
 the agent at seat 1 and the opponents at the other seats (by default the agent
 itself), and for each seat its P(not losing), the best reply's and the regret
-(``agents.exact421n``), or P(not losing) from simulated games.
+(``games.dice421.exactn``), or P(not losing) from simulated games.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Optional, Sequence, TextIO
 
 import agents
 import games
-from agents import solver421
+from games.dice421 import solver as solver421
 from play import UsageError, derive_seed, progress_printer
 from core.narrate import wrap
 from play.tournament import Rate, format_against, not_lost_by_seat, play_match_n
@@ -41,8 +41,8 @@ def print_exact(rows: list[tuple[str, object]], out: TextIO, pot: int = 15) -> N
 
 def explain(rows: list[tuple[str, object]], out: TextIO, top: int = 10, pot: int = 15) -> None:
     """``evaluate 421 --exact --explain``: where each agent's exact gap to the optimum goes
-    (``agents.explain421``): by decision, by tokens held, and the ``top`` largest losses."""
-    from agents import explain421
+    (``games.dice421.explain``): by decision, by tokens held, and the ``top`` largest losses."""
+    from games.dice421 import explain as explain421
 
     for name, agent in rows:
         try:
@@ -98,7 +98,7 @@ def evaluate_table(rows: list[tuple[str, object]], exact: bool, n_games: int, se
                    err: Optional[TextIO], players: int, opponents, pot: int = 15) -> None:
     """Each seat of a table with each evaluated agent at seat 1: exact (P(not losing), best
     reply, regret) or simulated (P(not losing) with its 95% Wilson interval)."""
-    from agents import exact421n
+    from games.dice421 import exactn as exact421n
 
     if exact:
         print(wrap(f"421, exact: {players} players, pot {pot}, charge and first-player draw included. "

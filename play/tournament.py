@@ -571,7 +571,7 @@ def exact_heads_up_420(agents: Sequence[Agent], orders, options: dict, memo: dic
     """Two-player 420 by the solver, for any two agents it can tabulate (every agent
     that answers at every decision state): P(win) as Red (seat 0, first to move)
     and as Blue, averaged over the seat orders."""
-    from agents import solver420
+    from games.dice420 import solver as solver420
 
     tables = []
     for agent in agents:
@@ -588,7 +588,7 @@ def exact_heads_up_421(agents: Sequence[Agent], orders, options: dict, memo: dic
     """Two-player 421 by the solver (charge included), for any two agents it can
     tabulate.  The solver draws the first player fairly, which is what the two seat
     orders played equally often amount to."""
-    from agents import solver421
+    from games.dice421 import solver as solver421
 
     if sorted(orders) != [(0, 1), (1, 0)]:
         raise NoExactFigure("the 421 solver's figure is for both seat orders equally often")
@@ -607,9 +607,9 @@ def exact_heads_up_421(agents: Sequence[Agent], orders, options: dict, memo: dic
 def exact_race_420(agents: Sequence[Agent], orders, options: dict, memo: dict) -> np.ndarray:
     """N-player 420 when every player keeps dice by its own hand alone: the players'
     races are then independent, each with its own hitting-time law, and the game is
-    a recursion over (players left, round's Player 1) (``agents.reply420``, which
+    a recursion over (players left, round's Player 1) (``games.dice420.reply``, which
     also says why an agent is refused)."""
-    from agents import reply420
+    from games.dice420 import reply as reply420
 
     n = len(agents)
     policies = []

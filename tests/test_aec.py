@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from envs import codec420, codec421
-from envs import game420 as g420
-from envs import game421 as g421
-from envs.aec import dice420_v0, dice421_v0
+from games.dice420 import codec as codec420
+from games.dice421 import codec as codec421
+from games.dice420 import game as g420
+from games.dice421 import game as g421
+from games.dice420 import aec as dice420_v0
+from games.dice421 import aec as dice421_v0
 from core.dice import RandomDice, ScriptedDice
 from core.engine import IllegalAction
 

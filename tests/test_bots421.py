@@ -6,14 +6,17 @@ import numpy as np
 import pytest
 
 import agents
-from agents import bots421, exact421n, make_agent, solver421
+from agents import make_agent
+from games.dice421 import bots as bots421
+from games.dice421 import exactn as exact421n
+from games.dice421 import solver as solver421
 from agents.base import RandomAgent
-from agents.bots421 import CautiousAgent, Greedy421Agent, HeuristicAgent
-from envs import codec421
-from envs import game421 as g
+from games.dice421.bots import CautiousAgent, Greedy421Agent, HeuristicAgent
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
 from core.dice import ScriptedDice
-from envs.dice421_env import Dice421Env
-from envs.policy421 import FOLLOWER_LEGAL, LEADER_LEGAL
+from games.dice421.env import Dice421Env
+from games.dice421.policy import FOLLOWER_LEGAL, LEADER_LEGAL
 from helpers import BOT_NAMES_421, played
 
 

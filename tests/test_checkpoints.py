@@ -24,8 +24,8 @@ import torch
 
 from agents import CHECKPOINT_DIR, make_agent
 from agents.ppo_agent import CheckpointError, PPOAgent
-from envs import codec420
-from envs import game420 as g
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
 from core.dice import RandomDice
 from train import checkpoint
 from train.__main__ import main as train_main

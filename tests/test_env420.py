@@ -13,16 +13,18 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-import envs  # noqa: F401  (registers Dice420-v0)
-from agents import make_agent, make_env, solver420
+import envs
+import games  # noqa: F401  (registers the Gymnasium ids)
+from agents import make_agent, make_env
+from games.dice420 import solver as solver420
 from agents.base import RandomAgent
-from agents.bots420 import GreedyAgent
-from envs import codec420
-from envs import game420 as g
+from games.dice420.bots import GreedyAgent
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
 from core.dice import ScriptedDice
-from envs.dice420_env import Dice420Env
+from games.dice420.env import Dice420Env
 from core.engine import IllegalAction
-from envs.vec420 import Vec420Env, scripted_dice
+from games.dice420.vec import Vec420Env, scripted_dice
 
 ENVS_DIR = pathlib.Path(envs.__file__).resolve().parent
 
@@ -270,19 +272,19 @@ def agents_imports(source: str) -> list[str]:
 
 def test_the_agents_import_finder_finds_every_form():
     source = (
-        "import agents\nimport agents.base as b\nfrom agents.bots421 import X\nimport importlib\n"
-        "def f():\n    importlib.import_module('agents.solver421')\n    return __import__('agents')\n"
+        "import agents\nimport agents.base as b\nfrom agents.policy import X\nimport importlib\n"
+        "def f():\n    importlib.import_module('agents.features')\n    return __import__('agents')\n"
         "from envs import agentsx\nimport_module('agentsy')\nfrom . import agents\nimport agentsz\n"
     )
     assert agents_imports(source) == [
-        "import agents", "import agents.base", "from agents.bots421 import ...",
-        "import_module('agents.solver421')", "__import__('agents')",
+        "import agents", "import agents.base", "from agents.policy import ...",
+        "import_module('agents.features')", "__import__('agents')",
     ]
 
 
 def test_no_module_under_envs_imports_agents():
     files = sorted(ENVS_DIR.rglob("*.py"))
-    assert ENVS_DIR / "dice420_env.py" in files and ENVS_DIR / "dice421_env.py" in files
+    assert ENVS_DIR / "batched.py" in files and ENVS_DIR / "aec" / "base.py" in files
     offenders = [f"{path.relative_to(ENVS_DIR.parent)}: {hit}" for path in files
                  for hit in agents_imports(path.read_text())]
     assert offenders == []

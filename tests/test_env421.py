@@ -8,13 +8,13 @@ import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-import envs  # noqa: F401  (registers Dice421-v0)
+import games  # noqa: F401  (registers the Gymnasium ids)
 from agents import make_agent, make_env
 from agents.base import RandomAgent
-from envs import codec421
-from envs import game421 as g
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
 from core.dice import ScriptedDice
-from envs.dice421_env import REROLL_ALL, Dice421Env
+from games.dice421.env import REROLL_ALL, Dice421Env
 from core.engine import IllegalAction
 
 

@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
 
-import envs  # noqa: F401  (registers Dice420-v0)
+import games  # noqa: F401  (registers the Gymnasium ids)
 from agents import make_env
 from agents.base import RandomAgent
-from envs import codec420
-from envs import game420 as g
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
 from core.dice import ScriptedDice
-from envs.dice420_env import Dice420Env
+from games.dice420.env import Dice420Env
 
 C = [6, 5, 1, 1]  # a first roll with a choice (keep 6, 5 or 6-5, or reroll all)
 TWENTY = [5, 5, 5, 5]

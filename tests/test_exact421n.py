@@ -1,4 +1,4 @@
-"""Exact 421 tables for 2 and 3 players (agents.exact421n), checked three ways: with two
+"""Exact 421 tables for 2 and 3 players (games.dice421.exactn), checked three ways: with two
 players against the two-player solver to 1e-12; with three against the rules engine
 itself (its states, its observations, its RAMPO and charge, whole games) within 4
 standard errors; and the command line against the module."""
@@ -11,12 +11,12 @@ import re
 import numpy as np
 import pytest
 
-from agents import exact421n as x
-from agents import solver421
-from agents.bots421 import CautiousAgent, Greedy421Agent, HeuristicAgent
+from games.dice421 import exactn as x
+from games.dice421 import solver as solver421
+from games.dice421.bots import CautiousAgent, Greedy421Agent, HeuristicAgent
 from agents.base import RandomAgent
-from envs import codec421
-from envs import game421 as g
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
 from core.dice import RandomDice
 from core.engine import play_out
 from play.__main__ import main

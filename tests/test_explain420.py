@@ -1,12 +1,14 @@
-"""The exact gap breakdown of a two-player 420 policy (agents/explain420.py)."""
+"""The exact gap breakdown of a two-player 420 policy (games/dice420/explain.py)."""
 
 import io
 
 import numpy as np
 import pytest
 
-from agents import explain420, make_agent, solver420
-from envs import game420 as g
+from agents import make_agent
+from games.dice420 import explain as explain420
+from games.dice420 import solver as solver420
+from games.dice420 import game as g
 from play.__main__ import main
 
 

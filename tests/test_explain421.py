@@ -1,13 +1,13 @@
-"""The exact gap breakdown of a two-player 421 policy (agents/explain421.py)."""
+"""The exact gap breakdown of a two-player 421 policy (games/dice421/explain.py)."""
 
 import numpy as np
 import pytest
 
 from agents import make_agent
-from agents import solver421 as s
-from agents.explain421 import FOLLOWER, LEADER, explain, format_breakdown
-from envs import game421 as g
-from envs.policy421 import FOLLOWER_LEGAL, LEADER_LEGAL, Policy421
+from games.dice421 import solver as s
+from games.dice421.explain import FOLLOWER, LEADER, explain, format_breakdown
+from games.dice421 import game as g
+from games.dice421.policy import FOLLOWER_LEGAL, LEADER_LEGAL, Policy421
 
 
 def random_policy(pot: int, seed: int) -> Policy421:

@@ -12,11 +12,11 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.vec_env import VecMonitor
 
 import agents
-from agents import solver420
+from games.dice420 import solver as solver420
 from agents.features import FastMlpPolicy, OneHotInts
 from agents.ppo_agent import game_spaces, policy_kwargs_from
-from envs import codec420
-from envs.vec420 import Vec420Env
+from games.dice420 import codec as codec420
+from games.dice420.vec import Vec420Env
 from train.fast import BatchedMaskablePPO, EpisodeMonitor
 from train.presets import PRESETS
 
@@ -50,7 +50,7 @@ def rollout_batch_420(n: int = 512, seed: int = 0):
 
 
 def rollout_batch_421(n: int = 300, seed: int = 0):
-    from envs.dice421_env import Dice421Env
+    from games.dice421.env import Dice421Env
 
     env = Dice421Env(opponent=agents.make_agent("421", "heuristic"))
     rng = np.random.default_rng(seed)

@@ -8,12 +8,12 @@ import torch
 
 from agents.features import OneHotInts, Rank421Features
 from agents.ppo_agent import game_spaces
-from envs import codec421 as c
-from envs import game421 as g
+from games.dice421 import codec as c
+from games.dice421 import game as g
 from tests.test_fast import rollout_batch_421
 
 N_HANDS = len(g.HANDS)
-HAND_STARTS = [0, 8, 15]  # the own hand, the other slots' hands (the layout table of envs/codec421.py)
+HAND_STARTS = [0, 8, 15]  # the own hand, the other slots' hands (the layout table of games/dice421/codec.py)
 
 
 def features(obs: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:

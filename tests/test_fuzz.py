@@ -36,18 +36,20 @@ from hypothesis import strategies as st
 
 import agents
 import games
-from agents import race420
-from envs import codec420, codec421
-from envs import game420 as g420
-from envs import game421 as g421
-from envs.aec import dice420_v0, dice421_v0
+from games.dice420 import race as race420
+from games.dice420 import codec as codec420
+from games.dice421 import codec as codec421
+from games.dice420 import game as g420
+from games.dice421 import game as g421
+from games.dice420 import aec as dice420_v0
+from games.dice421 import aec as dice421_v0
 from core.dice import RandomDice
-from envs.dice420_env import Dice420Env
-from envs.dice421_env import Dice421Env
+from games.dice420.env import Dice420Env
+from games.dice421.env import Dice421Env
 from core.engine import IllegalAction
-from envs.policy421 import Policy421
-from envs.vec420 import Vec420Env
-from envs.vec421 import Vec421Env
+from games.dice421.policy import Policy421
+from games.dice420.vec import Vec420Env
+from games.dice421.vec import Vec421Env
 from play import cli420, cli421
 from play.prompt import Command
 

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs import codec420
+from games.dice420 import codec as codec420
 from core import engine
-from envs import game420 as g
-from envs import game421
+from games.dice420 import game as g
+from games.dice421 import game as game421
 from core.dice import DiceScriptExhausted, RandomDice, ScriptedDice
 
 CHOICE = (6, 6, 1, 1)  # a hand with a real choice: keep nothing, 6 or 6-6
@@ -60,7 +60,7 @@ def legal_by_brute_force(hand):
 def test_engine_imports_no_rl_library():
     import core.dice
     import core.engine
-    from envs import codec420
+    from games.dice420 import codec as codec420
 
     for module in (g, core.dice, codec420, core.engine):
         tree = ast.parse(Path(module.__file__).read_text())
@@ -76,7 +76,7 @@ def test_engine_runs_with_no_learning_library_installed():
     code = (
         "import sys\n"
         "for m in ('gymnasium', 'torch', 'stable_baselines3', 'sb3_contrib'): sys.modules[m] = None\n"
-        "from envs import game420 as g\n"
+        "from games.dice420 import game as g\n"
         "from core.dice import RandomDice\n"
         "game = g.Game420(dice=RandomDice(0))\n"
         "while not game.is_over: game.apply(game.legal_actions()[-1])\n"

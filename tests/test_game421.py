@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import engine
-from envs import game420
-from envs import game421 as g
+from games.dice420 import game as game420
+from games.dice421 import game as g
 from core.dice import RandomDice, ScriptedDice
-from envs.game421 import (
+from games.dice421.game import (
     HANDS, KEEPS, N_ACTIONS, STOP, Game421, IllegalAction, action_for_keep,
     canonical, describe_action, hand_rank, hand_value, keep_for_action,
 )
@@ -561,7 +561,7 @@ def test_engine_runs_with_no_learning_library_installed():
     """The engine never imports an RL library: it plays a game with them blocked."""
     code = ("import sys\n"
             "for m in ('gymnasium', 'torch', 'stable_baselines3', 'sb3_contrib'): sys.modules[m] = None\n"
-            "from envs.game421 import Game421\n"
+            "from games.dice421.game import Game421\n"
             "from core.dice import RandomDice\n"
             "g = Game421(2, pot=5, dice=RandomDice(0))\n"
             "while not g.is_over: g.apply(g.legal_actions()[-1])\n"

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 import agents
-from agents import make_agent, solver420
-from envs import codec420
-from envs import game420 as g
+from agents import make_agent
+from games.dice420 import solver as solver420
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
 from core.dice import ScriptedDice
 from play import exact420, tournament
 from play.__main__ import main

@@ -11,7 +11,7 @@ import pytest
 import agents
 from agents import make_agent
 from helpers import BOT_NAMES_421
-from envs import game421 as g
+from games.dice421 import game as g
 from core.dice import RandomDice, ScriptedDice
 from play import tournament
 from play.__main__ import main
@@ -362,7 +362,7 @@ def test_evaluate_by_simulation_against_every_bot(capsys):
 
 
 def test_evaluate_exact_prints_the_solver_figures_and_the_best_reply():
-    from agents import solver421
+    from games.dice421 import solver as solver421
 
     out = io.StringIO()
     assert main(["evaluate", "421", "--agent", "random", "--exact"], out=out) == 0
@@ -375,7 +375,8 @@ def test_evaluate_exact_prints_the_solver_figures_and_the_best_reply():
 
 
 def test_evaluate_explain_breaks_the_exact_gap_down(capsys):
-    from agents import explain421, solver421
+    from games.dice421 import explain as explain421
+    from games.dice421 import solver as solver421
 
     out = io.StringIO()
     assert main(["evaluate", "421", "--agent", "heuristic", "--exact", "--explain", "3", "--pot", "6"], out=out) == 0

@@ -1,4 +1,4 @@
-"""agents.race420: exact N-player 420 under own-hand policies, checked against
+"""games.dice420.race: exact N-player 420 under own-hand policies, checked against
 exact enumeration, the two-player solver, the engine's own R7 rotation and
 Monte Carlo games of the engine."""
 
@@ -8,11 +8,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from agents import race420 as r
-from agents import solver420
-from agents.bots420 import FoundationAgent, GreedyAgent
-from envs import codec420
-from envs import game420 as g
+from games.dice420 import race as r
+from games.dice420 import solver as solver420
+from games.dice420.bots import FoundationAgent, GreedyAgent
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
 from core.dice import RandomDice, ScriptedDice
 
 BOTS = ("greedy", "foundation")

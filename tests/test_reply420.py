@@ -1,4 +1,4 @@
-"""agents.reply420: exact N-player 420 at a table of own-hand policies (each
+"""games.dice420.reply: exact N-player 420 at a table of own-hand policies (each
 seat's P(not losing), the best reply of a seat and its regret), checked against
 the two-player solver, race420, brute force, each other and Monte-Carlo games
 of the engine; and ``python -m play evaluate 420``'s table (play.exact420)."""
@@ -9,12 +9,14 @@ import itertools
 import numpy as np
 import pytest
 
-from agents import make_agent, race420, solver420
-from agents import reply420 as R
+from agents import make_agent
+from games.dice420 import race as race420
+from games.dice420 import solver as solver420
+from games.dice420 import reply as R
 from agents.base import DeterministicAgent
-from agents.bots420 import OptimalAgent
-from envs import codec420
-from envs import game420 as g
+from games.dice420.bots import OptimalAgent
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
 from play import UsageError, exact420
 
 BOTS = ("random", "greedy", "foundation", "optimal")

@@ -1,4 +1,4 @@
-"""The three-player 421 reply bot (``agents.reply421``): built from the exact best
+"""The three-player 421 reply bot (``games.dice421.reply``): built from the exact best
 reply, stored without pickle, played back decision for decision, refused in one
 line when its file or its table is wrong."""
 
@@ -11,12 +11,12 @@ import pytest
 
 import agents
 import games
-from agents import exact421n as x
-from agents import reply421 as r
-from agents.solver421 import KEEPS_OF, N_HANDS
-from envs.policy421 import FOLLOWER_DECISION_INDEX
-from envs import codec421
-from envs import game421 as g
+from games.dice421 import exactn as x
+from games.dice421 import reply as r
+from games.dice421.solver import KEEPS_OF, N_HANDS
+from games.dice421.policy import FOLLOWER_DECISION_INDEX
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
 from core.dice import RandomDice
 from core.engine import play_out
 
@@ -272,7 +272,7 @@ def test_the_build_command_writes_a_bot_with_its_figures(tmp_path, capsys):
                       (["--out", str(tmp_path / "no" / "x.npz")], "no folder")):
         assert r.main(argv) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and err.startswith("python -m agents.reply421: error: ") and why in err, err
+        assert err.count("\n") == 1 and err.startswith("python -m games.dice421.reply: error: ") and why in err, err
 
 
 # ---------------------------------------------------------------- the shipped bot

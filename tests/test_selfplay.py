@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import agents
-from agents import solver421
+from games.dice421 import solver as solver421
 from agents.ppo_agent import PPOAgent, build_policy
 from train import presets as P
 from train.__main__ import main as train_main

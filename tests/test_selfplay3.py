@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import agents
-from agents import exact421n
+from games.dice421 import exactn as exact421n
 from agents.ppo_agent import PPOAgent
-from envs.vec421n import Vec421NEnv
+from games.dice421.vecn import Vec421NEnv
 from train import presets as P
 from train.__main__ import main as train_main
 from train.run import RunConfig, SelfPlay, build_model, make_env, table_figures
@@ -148,7 +148,7 @@ def test_a_four_player_420_run_plays_its_pool_and_says_why_its_figure_is_sampled
 
 
 def test_exact_tables_of_420_at_three_players_are_the_solvers(tmp_path):
-    from agents import reply420
+    from games.dice420 import reply as reply420
     from train.run import exact_tables, table_bots
 
     preset = P.PRESETS["ppo-420-3p"]

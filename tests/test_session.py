@@ -7,7 +7,7 @@ import io
 import pytest
 
 import agents
-from envs import game420 as g
+from games.dice420 import game as g
 from core.dice import RandomDice, ScriptedDice
 from core.engine import IllegalAction
 from play.cli420 import ScriptedInput, play_terminal

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import agents
-from agents import solver420 as s
-from agents.bots420 import FoundationAgent, GreedyAgent, OptimalAgent
+from games.dice420 import solver as s
+from games.dice420.bots import FoundationAgent, GreedyAgent, OptimalAgent
 from agents.base import RandomAgent
-from envs import codec420
-from envs import game420 as g
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
 from core.dice import RandomDice
 
 # The figure this solver converges to (value iteration to 1e-15); the rules say "about 0.527".

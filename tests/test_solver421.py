@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 import agents
-from agents import solver421 as s
+from games.dice421 import solver as s
 from agents.base import RandomAgent
-from agents.bots421 import Greedy421Agent, HeuristicAgent
-from envs import codec421
-from envs import game421 as g
-from envs import policy421
+from games.dice421.bots import Greedy421Agent, HeuristicAgent
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
+from games.dice421 import policy as policy421
 from core.dice import RandomDice
 from helpers import played
 

@@ -1,4 +1,4 @@
-"""Tests of agents.solver421 written against the mutants mutation testing left alive.
+"""Tests of games.dice421.solver written against the mutants mutation testing left alive.
 
 Each test checks behaviour the solver promises (docstrings, the engine, a direct
 computation); the module's caches are cleared before each test so that every
@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import solver421 as s
+from games.dice421 import solver as s
 from agents.base import RandomAgent
-from envs import codec421
-from envs import game421 as g
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
 from core.dice import RandomDice
 
 

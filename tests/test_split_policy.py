@@ -8,12 +8,12 @@ import torch
 from stable_baselines3.common.logger import KVWriter, Logger
 
 import agents
-from agents import solver420
+from games.dice420 import solver as solver420
 from agents.features import FastMlpPolicy, SplitMlpPolicy
 from agents.ppo_agent import PPOAgent, build_policy, policy_kwargs_from
 from core.dice import ScriptedDice
-from envs import game420 as g
-from envs.vec420 import Vec420Env
+from games.dice420 import game as g
+from games.dice420.vec import Vec420Env
 from train.fast import BatchedMaskablePPO
 from train.presets import PRESETS, gae_lambda_schedule
 

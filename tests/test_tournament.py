@@ -17,7 +17,9 @@ import pytest
 
 import agents
 import games
-from agents import race420, solver420, solver421
+from games.dice420 import race as race420
+from games.dice420 import solver as solver420
+from games.dice421 import solver as solver421
 from play import tournament as T
 from play import tournament_cli as cli
 

@@ -10,8 +10,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from agents import make_agent
 from agents.ppo_agent import CheckpointError, PPOAgent
-from envs import codec420
-from envs import game420 as g
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
 from core.dice import RandomDice
 from train.__main__ import main as train_main
 

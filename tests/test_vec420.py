@@ -13,11 +13,11 @@ import hashlib
 import numpy as np
 import pytest
 
-from envs import codec420
-from envs import game420 as g
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
 from core.dice import ScriptedDice
-from envs import vec420
-from envs.vec420 import Vec420Env, check_opponent_table, scripted_dice
+from games.dice420 import vec as vec420
+from games.dice420.vec import Vec420Env, check_opponent_table, scripted_dice
 
 N_HANDS = len(g.HANDS)
 WIN = np.array([g.is_win(h) for h in g.HANDS])

@@ -8,15 +8,16 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.utils import get_action_masks
 
 import agents
-from agents import make_agent, solver421
-from envs import codec421
-from envs import game421 as g
+from agents import make_agent
+from games.dice421 import solver as solver421
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
 from core.dice import ScriptedDice
-from envs.dice421_env import Dice421Env
-from envs import policy421
-from envs.policy421 import FOLLOWER_DECISION_INDEX
-from envs import vec421
-from envs.vec421 import Vec421Env, scripted_dice
+from games.dice421.env import Dice421Env
+from games.dice421 import policy as policy421
+from games.dice421.policy import FOLLOWER_DECISION_INDEX
+from games.dice421 import vec as vec421
+from games.dice421.vec import Vec421Env, scripted_dice
 
 RANK_ARRAY = np.zeros((7, 7, 7), dtype=np.int64)  # [dice high to low] -> rank (0 for no hand)
 for _rank, _hand in enumerate(g.HANDS):
@@ -340,7 +341,7 @@ def test_bad_arguments_get_one_exact_line():
     with pytest.raises(TypeError) as info:
         Vec421Env(2, "optimal")
     assert str(info.value) == ("the opponent is a Policy421 table, got str: build one with "
-                               "agents.bot_table('421', name, pot=...) or agents.solver421.as_policy(agent, pot)")
+                               "agents.bot_table('421', name, pot=...) or games.dice421.solver.as_policy(agent, pot)")
     venv = Vec421Env(2, optimal, agent_seat=np.int64(1), seed=0)
     venv.reset()
     assert (venv.seat == 1).all()

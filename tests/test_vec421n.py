@@ -7,12 +7,12 @@ import pytest
 
 from agents import batch_policy, make_agent
 from agents.base import DeterministicAgent
-from envs import codec421
-from envs import game421 as g
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
 from core.dice import ScriptedDice
-from envs.dice421_env import Dice421Env
-from envs.vec421 import scripted_dice
-from envs.vec421n import Vec421NEnv, next_in_table
+from games.dice421.env import Dice421Env
+from games.dice421.vec import scripted_dice
+from games.dice421.vecn import Vec421NEnv, next_in_table
 
 
 def pick_legal(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
@@ -150,7 +150,7 @@ def test_same_seed_same_games_and_pool_draws_follow_the_weights():
 def test_win_rate_matches_the_exact_figure():
     """The agent's reward in many batched games agrees (4 standard errors) with the exact
     value of the table (``exact421n``): ``greedy421`` against two ``LastLegal`` at pot 6."""
-    from agents import exact421n
+    from games.dice421 import exactn as exact421n
 
     pot = 6
     greedy = make_agent("421", "greedy421")

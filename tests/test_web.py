@@ -20,9 +20,10 @@ with warnings.catch_warnings():  # newer Starlette prefers httpx2 and says so on
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
-from agents import solver420, solver421  # noqa: E402
-from envs import game420 as g420  # noqa: E402
-from envs import game421 as g421  # noqa: E402
+from games.dice420 import solver as solver420  # noqa: E402
+from games.dice421 import solver as solver421
+from games.dice420 import game as g420  # noqa: E402
+from games.dice421 import game as g421  # noqa: E402
 from core.dice import RandomDice  # noqa: E402
 from play.web import coach  # noqa: E402
 from play.web.app import MAX_BODY, create_app  # noqa: E402
@@ -471,8 +472,8 @@ def test_the_421_coach_agrees_with_the_solver_at_every_decision():
 
 
 def test_the_421_coach_in_a_game_recommends_what_the_optimal_bot_plays(client):
-    from agents.solver421 import OptimalAgent421
-    from envs import codec421
+    from games.dice421.solver import OptimalAgent421
+    from games.dice421 import codec as codec421
     from play.web.table import WebGame
 
     bot = OptimalAgent421()

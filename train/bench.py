@@ -59,7 +59,7 @@ def _random_legal(seed: int = 0):
 
 
 def env_420_single(seconds: float) -> float:
-    from envs.dice420_env import Dice420Env
+    from games.dice420.env import Dice420Env
 
     from agents import make_agent
 
@@ -83,36 +83,36 @@ def _batched_env(venv, seconds: float) -> float:
 
 
 def env_420_batched(seconds: float, n_envs: int = 1024) -> float:
-    from agents import solver420
-    from envs.vec420 import Vec420Env
+    from games.dice420 import solver as solver420
+    from games.dice420.vec import Vec420Env
 
     return _batched_env(Vec420Env(n_envs, solver420.solve().policy, seed=0), seconds)
 
 
 def env_421_single(seconds: float) -> float:
     from agents import make_agent
-    from envs.dice421_env import Dice421Env
+    from games.dice421.env import Dice421Env
 
     return _single_env(Dice421Env(opponent=make_agent("421", "optimal"), n_players=2), _random_legal(), seconds)
 
 
 def env_421_batched(seconds: float, n_envs: int = 1024) -> float:
     from agents import bot_table
-    from envs.vec421 import Vec421Env
+    from games.dice421.vec import Vec421Env
 
     return _batched_env(Vec421Env(n_envs, bot_table("421", "optimal", pot=15), seed=0), seconds)
 
 
 def env_421_three_single(seconds: float) -> float:
     from agents import make_agent
-    from envs.dice421_env import Dice421Env
+    from games.dice421.env import Dice421Env
 
     return _single_env(Dice421Env(opponent=make_agent("421", "greedy421"), n_players=3), _random_legal(), seconds)
 
 
 def env_421_three_batched(seconds: float, n_envs: int = 1024) -> float:
     from agents import batch_policy
-    from envs.vec421n import Vec421NEnv
+    from games.dice421.vecn import Vec421NEnv
 
     return _batched_env(Vec421NEnv(n_envs, batch_policy("421", "greedy421"), n_players=3, seed=0), seconds)
 
@@ -175,7 +175,7 @@ def train_plain(timesteps: int) -> float:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from envs.dice420_env import Dice420Env
+    from games.dice420.env import Dice420Env
 
     torch.set_num_threads(1)
     from agents import make_agent

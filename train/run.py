@@ -524,8 +524,6 @@ def make_env(config: RunConfig):
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    import envs  # noqa: F401 - registers the Gymnasium ids
-
     def make():
         opponent = agents.make_agent(preset.game, preset.opponent)
         return Monitor(gym.make(spec.env_id, opponent=opponent, n_players=n_players, **options).unwrapped)

@@ -1,13 +1,8 @@
-"""PettingZoo AEC environments of the dice games, one module per game, as in
-``pettingzoo.classic``::
+"""PettingZoo AEC environments: :class:`envs.aec.base.DiceAECEnv` over any game's
+engine and codec.  Each game's module is in its folder, as in ``pettingzoo.classic``::
 
-    from envs.aec import dice420_v0, dice421_v0
+    from games.dice420 import aec as dice420_v0
     env = dice420_v0.env(n_players=4)
-    env = dice421_v0.env(n_players=3, pot=15)
 
-Both are :class:`envs.aec.base.DiceAECEnv` over the game's engine and codec.
+or by the game's name through the registry: ``games.aec_env("421", n_players=3, pot=15)``.
 """
-
-from envs.aec import dice420_v0, dice421_v0
-
-__all__ = ["dice420_v0", "dice421_v0"]

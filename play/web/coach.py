@@ -4,10 +4,10 @@ Both numbers come from the exact solvers, with both players playing optimally
 from the position on (the bot at the table may play worse; the figures are
 what the move is worth against best play):
 
-* 420 (``agents.solver420``): ``solve().q[k, o]`` is the mover's chance to win
+* 420 (``games.dice420.solver``): ``solve().q[k, o]`` is the mover's chance to win
   by keeping ``KEEPS[k]`` against the opponent's hand ``o``; the position is
   worth ``solve().value[h, o]``, the best of them.
-* 421 (``agents.solver421``): the solver's values ``W[t]`` of the leader holding
+* 421 (``games.dice421.solver``): the solver's values ``W[t]`` of the leader holding
   ``t`` tokens give the value of every final pair of hands of a round
   (``_round_utility``); the backward expectimax of ``_play_round``, kept step by
   step here instead of only its maximum, gives the value of each action at each
@@ -27,8 +27,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from envs import game420 as g420
-from envs import game421 as g421
+from games.dice420 import game as g420
+from games.dice421 import game as g421
 
 # The 421 solver's time grows fast with the pot (pot 15: about 1 s, 30: about 5 s,
 # 50: about 40 s): the coach (and the optimal 421 bot on the web) stop here.
@@ -47,7 +47,7 @@ class MoveValue:
 def values420(hand: Sequence[int], opponent: Sequence[int]) -> tuple[float, list[MoveValue]]:
     """(the position's value, each legal keep's value) for the mover holding ``hand``
     against ``opponent`` in two-player 420."""
-    from agents import solver420
+    from games.dice420 import solver as solver420
 
     sol = solver420.solve()
     h = g420.HAND_INDEX[g420.canonical(hand)]
@@ -71,7 +71,7 @@ class _Tables421:
 
 @lru_cache(maxsize=8)
 def _tables421(pot: int) -> _Tables421:
-    from agents import solver421 as s
+    from games.dice421 import solver as s
 
     w = s.solve(pot).value  # W[t], indexed by tokens 0..pot
     u = s._round_utility(pot, w, w, w, w)
@@ -93,7 +93,7 @@ def values421(pot: int, tokens: int, is_leader: bool, rolls_used: int, rolls_all
     discharge round of 421 with ``pot`` tokens in all, holding ``tokens`` of them.
 
     ``leader_hand`` is the leader's final hand when the mover follows."""
-    from agents import solver421 as s
+    from games.dice421 import solver as s
 
     if not 1 <= tokens < pot:
         raise ValueError(f"a player in a discharge round holds 1..{pot - 1} tokens, got {tokens}")

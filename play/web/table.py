@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 import games
-from envs import game420 as g420
-from envs import game421 as g421
+from games.dice420 import game as g420
+from games.dice421 import game as g421
 from core.dice import RandomDice
 from core.engine import IllegalAction
 from play import check_table, derive_seed

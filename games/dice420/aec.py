@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from envs import codec420, narrate
-from envs import game420 as g
+from games.dice420 import narrate
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
 from envs.aec.base import DiceAECEnv, wrap
 
 
@@ -36,7 +37,7 @@ class raw_env(DiceAECEnv):
     `Box(0, 6, (4N,), int64)` with N > 2: the agent's hand (dice ascending), then
     every other seat's clockwise; 0 0 0 0 for a player without a hand (out, or
     not rolled yet this round), 1 1 1 1 for an unrolled hand with two players
-    (`envs.codec420`). `"action_mask"` is `Box(0, 1, (14,), int8)`: the legal
+    (`games.dice420.codec`). `"action_mask"` is `Box(0, 1, (14,), int8)`: the legal
     keeps of the agent to move, all zeros for the others.
 
     ## Action Space

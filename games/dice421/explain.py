@@ -31,9 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents import solver421 as s
-from envs import game421 as g
-from envs.policy421 import FOLLOWER_DECISIONS, FOLLOWER_LEGAL, LEADER_LEGAL, Policy421
+from games.dice421 import solver as s
+from games.dice421 import game as g
+from games.dice421.policy import FOLLOWER_DECISIONS, FOLLOWER_LEGAL, LEADER_LEGAL, Policy421
 
 N_HANDS = s.N_HANDS
 T = s.T

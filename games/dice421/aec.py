@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from envs import codec421
-from envs import game421 as g
-from envs import narrate
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
+from games.dice421 import narrate
 from envs.aec.base import DiceAECEnv, wrap
 
 
@@ -33,7 +33,7 @@ class raw_env(DiceAECEnv):
 
     ## Observation Space
     A dict: `"observation"` is `Box(0, high, (25,), int64)`, laid out in
-    `envs.codec421` (own dice, rolls, leader, then the other seats clockwise:
+    `games.dice421.codec` (own dice, rolls, leader, then the other seats clockwise:
     played, hand, tokens, in game, leader; own tokens, pot, phase, players);
     tokens and the pot go up to `pot`. `"action_mask"` is
     `Box(0, 1, (29,), int8)`: the legal actions of the agent to move, all zeros

@@ -35,10 +35,10 @@ from typing import Sequence
 
 import numpy as np
 
-from agents import solver420
+from games.dice420 import solver as solver420
 from agents.base import agent_name, batch_probs
-from envs import codec420
-from envs import game420 as g
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
 
 N_HANDS = len(g.HANDS)
 MIN_PLAYERS, MAX_PLAYERS = 2, g.MAX_PLAYERS

@@ -23,7 +23,7 @@ the agent.  Loops run over passes and seats, never over games.
 
 **Opponents.**  Every opponent plays one policy table.  Two players: ``(126,
 126)`` keep indices or ``(126, 126, 14)`` probabilities indexed [mover's hand,
-other's hand] (any agent becomes one through ``agents.solver420.policy_table``).
+other's hand] (any agent becomes one through ``games.dice420.solver.policy_table``).
 Any number of players: ``(126,)`` keep indices or ``(126, 14)`` probabilities
 indexed by the mover's own hand (policies that look only at their own hand, as
 the greedy and foundation bots do).  An opponent with a hand consults the table
@@ -57,8 +57,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from envs import codec420
-from envs import game420 as g
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
 from envs.batched import BatchedVecEnv
 
 N = g.N_DICE

@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from envs import game420 as g
+from games.dice420 import game as g
 
 OBS_SIZE = 2 * g.N_DICE  # two players
 N = g.N_DICE

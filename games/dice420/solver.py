@@ -27,9 +27,9 @@ from functools import lru_cache
 import numpy as np
 
 from agents.base import batch_probs, pp
-from envs import codec420
-from envs import game420 as g
-from envs.codec420 import LEGAL_MASKS
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
+from games.dice420.codec import LEGAL_MASKS
 
 N_HANDS = len(g.HANDS)
 WIN = np.array([g.is_win(h) for h in g.HANDS])

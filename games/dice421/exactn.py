@@ -13,7 +13,7 @@ chain; fix all seats but one and that seat faces an MDP.  This module computes
   fixed policies, and its value; ``regret`` = best reply value - actual value
   (NashConv, as OpenSpiel reports it, is the sum of the regrets over the seats).
 
-**What is modelled.**  Every rule comes from the engine (``envs.game421``): the
+**What is modelled.**  Every rule comes from the engine (``games.dice421.game``): the
 pattern of a round (who is lowest, who is highest, ties) is computed once for
 every tuple of final hands with the engine's own ``_lowest``/``_best``, and a
 RAMPO (H6) is the engine's ``_rampo`` played as a small absorbing Markov chain
@@ -63,10 +63,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents.base import agent_name, batch_actions, batch_probs, pp
-from agents.solver421 import DEFAULT_TOL, FIRST_ROLL, KEEPS_OF, N_ACTIONS, N_HANDS, T
-from envs import codec421
-from envs import game421 as g
-from envs.policy421 import FOLLOWER_DECISIONS, FOLLOWER_LEGAL, LEADER_LEGAL
+from games.dice421.solver import DEFAULT_TOL, FIRST_ROLL, KEEPS_OF, N_ACTIONS, N_HANDS, T
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
+from games.dice421.policy import FOLLOWER_DECISIONS, FOLLOWER_LEGAL, LEADER_LEGAL
 
 N_KEEPS = len(g.KEEPS)  # 28; a follower's action is 1 + keep index
 MAX_ITERATIONS = 100  # policy iteration; it typically stops after a handful
@@ -475,7 +475,7 @@ class AgentTable:
 
 def _heuristic_follower(agent):
     """The ``bots421.HeuristicAgent`` that makes this agent's follower moves, if any."""
-    from agents import bots421
+    from games.dice421 import bots as bots421
 
     if type(agent) is bots421.HeuristicAgent:
         return agent
@@ -493,7 +493,7 @@ def _heuristic_follower_probs(bot, situation: Situation) -> np.ndarray:
     ``bots421``'s batched path answers these rows too, but a whole last-follower situation
     (527k rows) takes it about 0.9 s and this 0.12 s, over 91 situations for pot 15;
     ``tests/test_exact421n.py`` checks this against ``act`` row by row."""
-    from agents import bots421
+    from games.dice421 import bots as bots421
 
     order = situation.order
     pos = situation.position
@@ -763,7 +763,7 @@ def table_figures(agents: Sequence, names: Sequence[str] | None = None, pot: int
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Exact figures of one 421 table against engine games: ``python -m agents.exact421n
+    """Exact figures of one 421 table against engine games: ``python -m games.dice421.exactn
     --agents heuristic,greedy421,random --pot 15 --games 20000 --seed 0`` prints each seat's
     exact P(not losing), the games' estimate and how many standard errors apart they are."""
     import argparse

@@ -1,14 +1,14 @@
 """Heuristic and exact bots for 420.  Each reads the two hands from its
-observation (see ``envs.codec420``) and answers a keep index."""
+observation (see ``games.dice420.codec``) and answers a keep index."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from agents import solver420
+from games.dice420 import solver as solver420
 from agents.base import DeterministicAgent
-from envs import codec420
-from envs import game420 as g
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
 
 # P(the new hand totals 20 | keep k): the chance a keep makes 20 on this roll.
 P_TWENTY_NOW = solver420.T @ solver420.WIN
@@ -54,7 +54,7 @@ class FoundationAgent(DeterministicAgent):
 
 class OptimalAgent(DeterministicAgent):
     """Exactly optimal play: the keep with the highest exact chance to win,
-    from the solved game (``agents.solver420``)."""
+    from the solved game (``games.dice420.solver``)."""
 
     name = "optimal"
     own_hand = True  # keeps by its own hand alone (reply420 checks it at probe tables only)

@@ -1,8 +1,8 @@
 """A stationary two-player 421 policy as a table of action probabilities.
 
-The form in which a 421 policy is evaluated exactly (``agents.solver421``) and
-played at speed by the batched env (``envs.vec421``): numpy only, so the env
-takes a ready table and never needs the agents layer.  ``agents.solver421``
+The form in which a 421 policy is evaluated exactly (``games.dice421.solver``) and
+played at speed by the batched env (``games.dice421.vec``): numpy only, so the env
+takes a ready table and never needs the agents layer.  ``games.dice421.solver``
 turns any agent into one (``policy_table``, ``as_policy``).
 """
 
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs import codec421
-from envs import game421 as g
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
 
 N_HANDS = len(g.HANDS)
 N_ACTIONS = g.N_ACTIONS

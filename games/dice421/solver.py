@@ -1,7 +1,7 @@
 """Exact analysis of two-player 421: the optimal policy, and the exact win
 probability of any pair of stationary policies (charge phase included).
 
-What is modelled (rules H1-H7 of docs/rules421.md, exactly as ``envs.game421``
+What is modelled (rules H1-H7 of docs/rules421.md, exactly as ``games.dice421.game``
 plays two players; every rule comes from the engine: ``HANDS``/``hand_rank`` for
 the order, ``hand_value`` for the tokens, ``KEEPS`` and ``codec421.MASKS`` for
 the moves):
@@ -71,10 +71,10 @@ from functools import lru_cache
 import numpy as np
 
 from agents.base import DeterministicAgent, agent_name as _name, batch_probs, pp
-from envs import codec421
-from envs import game421 as g
-from envs.codec421 import RAMPO_FIRST_LOSES, charge_outcomes, rampo_first_loses
-from envs.policy421 import FOLLOWER_DECISION_INDEX, FOLLOWER_DECISIONS, FOLLOWER_LEGAL, LEADER_LEGAL, Policy421
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
+from games.dice421.codec import RAMPO_FIRST_LOSES, charge_outcomes, rampo_first_loses
+from games.dice421.policy import FOLLOWER_DECISION_INDEX, FOLLOWER_DECISIONS, FOLLOWER_LEGAL, LEADER_LEGAL, Policy421
 
 N_HANDS = len(g.HANDS)  # 56; a hand's index in HANDS is its rank
 N_KEEPS = len(g.KEEPS)  # 28
@@ -608,7 +608,7 @@ class OptimalAgent421(DeterministicAgent):
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Solve two-player 421: ``python -m agents.solver421 --pot 15`` (the bots' exact
+    """Solve two-player 421: ``python -m games.dice421.solver --pot 15`` (the bots' exact
     figures: ``python -m play evaluate 421 --agent all --exact``)."""
     import argparse
     import time

@@ -9,9 +9,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from envs import codec420, narrate, policies
+from envs import policies
+from games.dice420 import narrate
+from games.dice420 import codec as codec420
 from core import engine
-from envs import game420 as g
+from games.dice420 import game as g
 from core.dice import RandomDice
 from envs.policies import RandomPolicy
 
@@ -74,7 +76,7 @@ class Dice420Env(gym.Env):
     `illegal_action="raise"` it raises `IllegalAction` with the reason.
 
     ## Observation Space
-    `envs.codec420.observe(game, seat)`: four integers per player, the agent's
+    `games.dice420.codec.observe(game, seat)`: four integers per player, the agent's
     hand first, then the other seats' clockwise, each hand ascending. Two players:
     `Box(1, 6, (8,), int64)`, e.g. `[1 5 6 6 2 3 3 4]` (a hand not rolled yet
     shows 1 1 1 1). N players: `Box(0, 6, (4N,), int64)`, 0 0 0 0 for a player
@@ -125,7 +127,7 @@ class Dice420Env(gym.Env):
     - `reward`: `"outcome"` (default) or `"rank"`.
     - `illegal_action`: `"reroll_all"` (default) or `"raise"`.
     - `render_mode`: `"ansi"` or `"human"`; either narrates the turns since the
-      last render (`envs.narrate.Narrator420`) and the hands.
+      last render (`games.dice420.narrate.Narrator420`) and the hands.
 
     `reset(options=...)` accepts `"dice"` (a `DiceSource`, e.g. `ScriptedDice`,
     which also supplies the draw of Player 1), `"agent_seat"` and `"first_player"`.

@@ -7,7 +7,7 @@ observations at once.  ``Vec421Env`` is the faster two-player env against
 policy tables; this one plays any number of players the rules allow, against
 any agent that answers in batches (bots, reply tables, network snapshots).
 
-**Rules come from the engine and the codec**, as in ``envs.vec421``: hands are
+**Rules come from the engine and the codec**, as in ``games.dice421.vec``: hands are
 ranks, values ``codec421.HAND_VALUES``, masks ``codec421.MASKS``, dice are real
 dice (``ROLL_RANK``, ``KEEP_ROLL_RANK``), and a scripted die sequence plays the
 same game here as in ``Game421`` with ``ScriptedDice``: a charge round rolls
@@ -52,10 +52,10 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 from gymnasium import spaces
 
-from envs import codec421
-from envs import game421 as g
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
 from envs.batched import BatchedVecEnv
-from envs.vec421 import (CHARGE, DISCHARGE, HAND_DICE, KEEP_LEN, KEEP_ROLL_RANK, MASKS, NO_HAND, ONLY_STOP, OVER,
+from games.dice421.vec import (CHARGE, DISCHARGE, HAND_DICE, KEEP_LEN, KEEP_ROLL_RANK, MASKS, NO_HAND, ONLY_STOP, OVER,
                          ROLL_RANK, VALUE, BatchDice, Turns421)
 
 BatchPolicy = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
@@ -84,7 +84,7 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
     docstring) or a pool of them (a non-empty list), from which every other seat
     of every new game draws its own, in proportion to ``weights``; ``n_players``;
     ``pot`` (default 15); ``agent_seat``: a seat or ``"random"`` (drawn per game);
-    ``seed``; ``dice``: a ``BatchDice`` (``envs.vec421.scripted_dice`` for tests).
+    ``seed``; ``dice``: a ``BatchDice`` (``games.dice421.vec.scripted_dice`` for tests).
 
     ``step(actions)`` takes one action per game, checked as ``Vec421Env`` checks
     them (``game421.IllegalAction``, one line naming the game).  A policy that

@@ -39,7 +39,7 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
-from envs import game421 as g
+from games.dice421 import game as g
 
 MAX_PLAYERS = 3
 OTHER_SLOT_SIZE = 7

@@ -9,9 +9,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from envs import codec421, narrate, policies
+from envs import policies
+from games.dice421 import narrate
+from games.dice421 import codec as codec421
 from core import engine
-from envs import game421 as g
+from games.dice421 import game as g
 from core.dice import RandomDice
 from envs.policies import RandomPolicy
 
@@ -63,7 +65,7 @@ class Dice421Env(gym.Env):
     it raises `IllegalAction` with the reason.
 
     ## Observation Space
-    `Box(0, high, (25,), int64)`, laid out in `envs.codec421` (decode it with
+    `Box(0, high, (25,), int64)`, laid out in `games.dice421.codec` (decode it with
     `codec421.decode`): own dice high to low (3), rolls used, rolls allowed, is
     leader, the leader's roll count n (0 if the agent leads); then for each other
     seat clockwise from the agent (two slots; the second is zeros with two
@@ -106,7 +108,7 @@ class Dice421Env(gym.Env):
     - `pot`: tokens in the pot at the start; default 15.
     - `illegal_action`: `"reroll_all"` (default) or `"raise"`.
     - `render_mode`: `"ansi"` or `"human"`; either narrates the events since the
-      last render (`envs.narrate.Narrator421`: rolls, takes, gives, RAMPO,
+      last render (`games.dice421.narrate.Narrator421`: rolls, takes, gives, RAMPO,
       leaving) and the tokens.
 
     `reset(options=...)` accepts `"dice"` (a `DiceSource`, e.g. `ScriptedDice`,

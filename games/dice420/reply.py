@@ -60,10 +60,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents import race420, solver420
+from games.dice420 import race as race420
+from games.dice420 import solver as solver420
 from agents.base import agent_name, batch_probs, pp
-from envs import codec420
-from envs import game420 as g
+from games.dice420 import codec as codec420
+from games.dice420 import game as g
 
 N_HANDS = len(g.HANDS)
 NO_HAND = N_HANDS  # index of "no hand yet" (a round's first roll, R1) in a class map
@@ -182,7 +183,7 @@ def prepared(agent, n_players: int) -> np.ndarray:
 
 
 def live_table(agent, n_players: int) -> np.ndarray:
-    """An own-hand agent as the table ``envs.vec420.Vec420Env`` plays at ``n_players``:
+    """An own-hand agent as the table ``games.dice420.vec.Vec420Env`` plays at ``n_players``:
     keep indices (126,) if it is deterministic, else probabilities (126, 14);
     ``ValueError`` for an agent that looks at other hands (ask it live instead)."""
     probs = own_hand_table(agent, n_players)

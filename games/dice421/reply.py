@@ -1,13 +1,13 @@
 """A three-player 421 bot made by the exact solver: the best reply to two heuristics.
 
 With three players there is no single optimal policy, but one seat's exact best
-reply to fixed policies at the others can be computed (``agents.exact421n``).
+reply to fixed policies at the others can be computed (``games.dice421.exactn``).
 The best reply to two ``heuristic`` bots turns out to be close to an equilibrium
 of the three-player game: at its own table (itself at every seat) no seat can gain
 more than about 0.01 pp by playing otherwise, and against two heuristics it gains
 all there is to gain.  Its exact figures are in its metadata.
 
-``python -m agents.reply421`` builds it for a pot (pot 15 takes about a minute and
+``python -m games.dice421.reply`` builds it for a pot (pot 15 takes about a minute and
 a half; its exact figures at every table of it with two of the heuristic bots take
 minutes more) and writes one ``.npz`` file, read back without pickle:
 
@@ -49,17 +49,17 @@ from typing import Sequence
 
 import numpy as np
 
-from agents import exact421n
+from games.dice421 import exactn as exact421n
 from agents.base import DeterministicAgent
-from agents.bots421 import _ranks
-from agents.solver421 import DEFAULT_TOL, KEEPS_OF, N_ACTIONS, N_HANDS
-from envs import codec421
-from envs import game421 as g
-from envs.policy421 import FOLLOWER_LEGAL, LEADER_LEGAL
+from games.dice421.bots import _ranks
+from games.dice421.solver import DEFAULT_TOL, KEEPS_OF, N_ACTIONS, N_HANDS
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
+from games.dice421.policy import FOLLOWER_LEGAL, LEADER_LEGAL
 from core.files import write_atomic
 
 NAME = "exact3"
-DEFAULT_PATH = Path(__file__).resolve().parent.parent / "checkpoints" / f"{NAME}.npz"
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / "checkpoints" / f"{NAME}.npz"
 FORMAT = "dice-arena-421-reply"
 FORMAT_VERSION = 1
 N_PLAYERS = 3
@@ -274,7 +274,7 @@ class ReplyAgent421(DeterministicAgent):
     def __init__(self, path: Path | str | None = None, name: str | None = None):
         path = DEFAULT_PATH if path is None else Path(path)
         if path == DEFAULT_PATH and not path.exists():
-            raise ReplyFileError(f"the {NAME} 421 bot is missing: no {path} (build it with: python -m agents.reply421)")
+            raise ReplyFileError(f"the {NAME} 421 bot is missing: no {path} (build it with: python -m games.dice421.reply)")
         self.tables = load(path)
         self.path = path
         self.name = name or (NAME if path == DEFAULT_PATH else str(path))
@@ -292,7 +292,7 @@ class ReplyAgent421(DeterministicAgent):
             raise ValueError(f"the {self.name} 421 bot is made for three players only, not {n_players}")
         if pot is not None and int(pot) != self.tables.pot:
             raise ValueError(f"the {self.name} 421 bot was built for pot {self.tables.pot}, not {pot} "
-                             f"(build one with: python -m agents.reply421 --pot {pot} --out FILE.npz)")
+                             f"(build one with: python -m games.dice421.reply --pot {pot} --out FILE.npz)")
 
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
         action = int(self.actions(np.asarray(obs).reshape(1, -1))[0])
@@ -395,14 +395,14 @@ def table_figures(reply, names: Sequence[str] = HEURISTICS, pot: int | None = No
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Build a three-player 421 reply file: ``python -m agents.reply421 [--pot 15]
+    """Build a three-player 421 reply file: ``python -m games.dice421.reply [--pot 15]
     [--versus heuristic] [--out checkpoints/exact3.npz] [--no-figures]``."""
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m agents.reply421",
+        prog="python -m games.dice421.reply",
         description="Build the exact best reply to two bots at a three-player 421 table, as a bot "
-                    "(the shipped exact3 is: python -m agents.reply421). It writes FILE.npz and FILE.json.")
+                    "(the shipped exact3 is: python -m games.dice421.reply). It writes FILE.npz and FILE.json.")
     parser.add_argument("--pot", type=int, default=15, help="tokens in the pot (default: 15)")
     parser.add_argument("--versus", default="heuristic", help="the bot it replies to (default: heuristic)")
     parser.add_argument("--out", default=str(DEFAULT_PATH), help="the file to write (default: the shipped exact3)")
@@ -413,7 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agents import make_agent
 
     def error(message: str) -> int:
-        print(f"python -m agents.reply421: error: {message}", file=sys.stderr)
+        print(f"python -m games.dice421.reply: error: {message}", file=sys.stderr)
         return 2
 
     try:

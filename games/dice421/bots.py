@@ -1,4 +1,4 @@
-"""Heuristic bots for 421.  Each reads its observation (``envs.codec421``) and
+"""Heuristic bots for 421.  Each reads its observation (``games.dice421.codec``) and
 answers one of the engine's 29 actions (0 = STOP, 1..28 = keep ``KEEPS[a-1]``).
 
 The ``heuristic`` bot plans one discharge round by exact enumeration: rerolled
@@ -9,7 +9,7 @@ what the giver holds, as H4 caps them), with a bonus for leaving the game.
 
 Every bot also answers a whole batch at once (``action_probs``, one-hot rows of
 exactly what ``act`` plays): exact evaluation asks it at every two-player
-discharge decision (``agents.solver421.policy_table``, ~131k for pot 15), and
+discharge decision (``games.dice421.solver.policy_table``, ~131k for pot 15), and
 batched three-player games at thousands of rows a step.  The discharge decisions
 of two- and three-player rounds are vectorised (the heuristic looks its plan up
 once per round view, then indexes by hand); any other row goes through ``act``.
@@ -23,8 +23,8 @@ from itertools import product
 import numpy as np
 
 from agents.base import BatchedAgent
-from envs import codec421
-from envs import game421 as g
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
 
 N_HANDS = len(g.HANDS)  # 56; a hand's index in HANDS is its rank
 N_KEEPS = len(g.KEEPS)  # 28

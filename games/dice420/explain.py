@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents import solver420 as s
-from envs import game420 as g
+from games.dice420 import solver as s
+from games.dice420 import game as g
 
 MAX_TURNS = 10_000  # the mass of games still running falls geometrically; far below this
 

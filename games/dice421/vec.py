@@ -44,8 +44,8 @@ roll) shows the observation of the finished game, a mask allowing only action 0,
 and the next step returns its reward and ``done`` (``Dice421Env``'s "decided").
 Finished games report ``infos[i]["terminal_observation"]`` and restart at once.
 
-The opponent is a ready ``envs.policy421.Policy421`` table (any agent becomes
-one through ``agents.solver421.as_policy``, a named bot through
+The opponent is a ready ``games.dice421.policy.Policy421`` table (any agent becomes
+one through ``games.dice421.solver.as_policy``, a named bot through
 ``agents.bot_table("421", name, pot=...)``); one-hot tables are played as action
 lookups, others by sampling each row with the env's generator.  It may also be a
 pool of tables (self-play against past versions and other bots): each new game
@@ -60,11 +60,11 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from gymnasium import spaces
 
-from envs import codec421
-from envs import game421 as g
+from games.dice421 import codec as codec421
+from games.dice421 import game as g
 from envs.batched import BatchedVecEnv
 from core.dice import sample_rows
-from envs.policy421 import FOLLOWER_DECISION_INDEX, Policy421
+from games.dice421.policy import FOLLOWER_DECISION_INDEX, Policy421
 
 AGENT, OPP = 0, 1
 CHARGE, DISCHARGE, OVER = (codec421.PHASE_CODE[p] for p in (g.CHARGE, g.DISCHARGE, g.OVER))
@@ -298,7 +298,7 @@ class Vec421Env(Turns421, BatchedVecEnv):
         if not isinstance(policy, Policy421):
             raise TypeError(
                 f"{where}the opponent is a Policy421 table, got {type(policy).__name__}: build one with "
-                "agents.bot_table('421', name, pot=...) or agents.solver421.as_policy(agent, pot)"
+                "agents.bot_table('421', name, pot=...) or games.dice421.solver.as_policy(agent, pot)"
             )
         if policy.pot != self.pot:
             raise ValueError(f"{where}the opponent's table is for pot {policy.pot}, this env's pot is {self.pot}")

@@ -1,0 +1,159 @@
+"""What a game declares about itself: its :class:`GameSpec` and its :class:`Option` s.
+
+A game folder (``games/<name>/``) makes one ``GameSpec``; the registry
+(``games``) finds it.  The spec points down to the game's engine, codec and
+narrator directly and to everything else of the game by ``"module:attribute"``
+strings that are imported only when used (:func:`load`), the way Gymnasium's
+registry names entry points, so reading a spec imports no RL library.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional
+
+from core import engine
+from core.dice import DiceSource
+
+PLAYER_WORDS = {2: "two", 3: "three", 4: "four"}
+
+
+def load(target: str) -> Any:
+    """The object a ``"package.module:attribute"`` string names."""
+    module, _, attr = target.partition(":")
+    obj = importlib.import_module(module)
+    return getattr(obj, attr) if attr else obj
+
+
+@dataclass(frozen=True)
+class Option:
+    """A game option (421's pot): its default and allowed range."""
+
+    name: str
+    default: int
+    low: int
+    high: int
+    help: str
+
+    def check(self, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not self.low <= value <= self.high:
+            raise ValueError(f"{self.name} must be a whole number in {self.low}..{self.high}, got {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What a game is (players, options, actions, observation bounds) and what it offers
+    (bots, envs, exact modules, front-ends), as the game's folder declares it."""
+
+    name: str  # "420"
+    title: str  # one line for help texts
+    # engines and codecs (envs/)
+    engine: type  # the rules engine class, core.engine's interface
+    codec: Any  # module: observe(game, seat), legal_mask(actions), ...
+    narrator: type  # core.narrate.Narrator subclass
+    min_players: int
+    max_players: int
+    n_actions: int
+    options: tuple[Option, ...] = ()
+    how_to_move: str = ""  # what a person types at their turn, for help texts
+    env_id: str = ""  # the Gymnasium id of the single-agent env
+    env: str = ""  # "module:class" of that env (the id's entry point)
+    aec_module: str = ""  # the PettingZoo AEC env module
+    batched_env: str = ""  # "module:class" of the numpy VecEnv: (num_envs, opponent table, seed=, **options)
+    batched_players: tuple[int, ...] = (2,)  # the player counts it plays
+    # "module:class" of the numpy VecEnv whose other seats are batch policies asked live
+    # (agents.batch_policy): (num_envs, policies, n_players=, seed=, weights=, **options)
+    live_env: str = ""
+    live_players: tuple[int, ...] = ()  # the player counts training plays in it
+    # "module:function" (agent, n_players) -> a table the live env plays instead of asking the
+    # agent live (faster), or ValueError for an agent it cannot tabulate
+    live_table: str = ""
+    observation_bounds: Callable[..., tuple[Any, Any, tuple[int, ...]]] = None  # (n_players, **options)
+    # agents (agents/): bot name -> "module:factory"; factories take ``seed=`` when they need one
+    bots: Mapping[str, str] = field(default_factory=dict)
+    # bots that play some table sizes only: name -> those numbers of players
+    bot_players: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    # bots kept in files of their own kind: suffix -> "module:factory" taking the path
+    bot_files: Mapping[str, str] = field(default_factory=dict)
+    shipped: str = ""  # the shipped trained bot, "ppo-420"
+    suggested_bot: str = "random"  # what to suggest when the shipped bot cannot load
+    exact: str = ""  # module with the exact two-player evaluator
+    # module with exact tables of more players: seat_figures(agents, seat, **options) -> (P(not losing), best reply's)
+    exact_n: str = ""
+    default_bot: Mapping[int, str] = field(default_factory=dict)  # players -> the terminal's default opponent
+    # How a finishing order ranks the players in tournament ratings: "left" ranks the
+    # winners by the order they left the table, then the loser; "tied" ties every
+    # winner above the loser.
+    finish_ranking: str = "tied"
+    # players (None: any other number) -> "module:function" giving a table's exact
+    # P(not losing) per player (see play.tournament.exact_evaluator)
+    exact_tables: Mapping[Optional[int], str] = field(default_factory=dict)
+    # front-ends (play/)
+    terminal: str = ""  # "module:function" playing a person against bots in the terminal
+    evaluate: str = ""  # "module:function" behind ``python -m play evaluate GAME``
+    explain: str = ""  # "module:function" behind ``evaluate GAME --exact --explain`` (or "")
+    export: str = ""  # "module" with write_policy_csv, policy_table, is_deterministic (or "")
+
+    # --- players and options ---------------------------------------------------
+    def check_players(self, n_players: Any) -> int:
+        if isinstance(n_players, bool) or not isinstance(n_players, int) or not (
+            self.min_players <= n_players <= self.max_players
+        ):
+            raise ValueError(
+                f"{self.name} is played by {self.min_players} to {self.max_players} players, got {n_players!r}"
+            )
+        return n_players
+
+    def check_options(self, options: Mapping[str, Any]) -> dict[str, int]:
+        """The game options with defaults filled in; unknown names and bad values refused."""
+        known = {o.name: o for o in self.options}
+        unknown = set(options) - set(known)
+        if unknown:
+            allowed = ", ".join(known) or "none"
+            raise ValueError(f"{self.name} has no option {', '.join(sorted(unknown))} (options: {allowed})")
+        return {name: o.check(options.get(name, o.default)) for name, o in known.items()}
+
+    @property
+    def players(self) -> range:
+        return range(self.min_players, self.max_players + 1)
+
+    # --- engine ----------------------------------------------------------------
+    def new_game(self, n_players: int, dice: Optional[DiceSource] = None, first_player: Optional[int] = None,
+                 **options) -> engine.Game:
+        n_players = self.check_players(n_players)
+        return self.engine(n_players, dice=dice, first_player=first_player, **self.check_options(options))
+
+    def observation_space(self, n_players: int = 2, **options):
+        """The Gymnasium ``Box`` of an observation (imports gymnasium)."""
+        import numpy as np
+        from gymnasium import spaces
+
+        low, high, shape = self.observation_bounds(self.check_players(n_players), **self.check_options(options))
+        return spaces.Box(low, high, shape=shape, dtype=np.int64)
+
+    def action_space(self):
+        from gymnasium import spaces
+
+        return spaces.Discrete(self.n_actions)
+
+    # --- agents ----------------------------------------------------------------
+    @property
+    def agent_names(self) -> tuple[str, ...]:
+        """Every agent a name can give: the bots and the shipped trained bot."""
+        return (*self.bots, self.shipped) if self.shipped else tuple(self.bots)
+
+    def bots_for(self, n_players: int) -> tuple[str, ...]:
+        return tuple(b for b in self.bots if self.plays(b, n_players))
+
+    def plays(self, bot: str, n_players: int) -> bool:
+        """Whether ``bot`` plays a table of ``n_players`` (every bot not in ``bot_players`` does)."""
+        return n_players in self.bot_players.get(bot, (n_players,))
+
+    def why_not(self, bot: str, n_players: int) -> str:
+        """Why ``bot`` cannot sit at a table of ``n_players``, in words ("" when it can)."""
+        if self.plays(bot, n_players):
+            return ""
+        words = " or ".join(PLAYER_WORDS.get(n, str(n)) for n in self.bot_players[bot])
+        return f"the {bot} {self.name} bot is made for {words} players only, not {n_players}"
