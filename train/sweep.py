@@ -17,7 +17,7 @@ The study lives in Optuna's storage (``--storage``; an SQLite file under
 ``--trials`` trials in all (trials cut off by an interrupted sweep are marked
 failed and run again).  A new study starts with the preset's own settings, so
 the sweep says whether it beat the preset.  At the end it prints the trials,
-the best settings as an entry to paste into ``train/presets.py``, and writes
+the best settings as an entry to paste into its game's ``presets.py``, and writes
 ``OUT/sweep.json``.  Bad input is one ``error:`` line and exit code 2."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="python -m train sweep",
-        description=textwrap.fill("Search a preset's settings (declared next to it in train/presets.py) "
+        description=textwrap.fill("Search a preset's settings (declared next to it in its game's presets.py) "
                                   "with Ray Tune and Optuna's sampler; poor trials are stopped early. "
                                   "Prints the best settings as a preset entry.", 78),
         epilog=textwrap.fill("Score: the exact gap in pp at the end (mean over seats); a run that "
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     study_name = args.study_name or preset.name
     try:
         if not preset.search:
-            raise ScaleError(f"preset {preset.name} declares no search space (Preset.search in train/presets.py)")
+            raise ScaleError(f"preset {preset.name} declares no search space (Preset.search in its game's presets.py)")
         require_ray()
         check_folder(out)
         study = open_study(storage, study_name, args.sampler_seed)
@@ -365,7 +365,7 @@ def format_sweep(result: dict[str, Any], session: dict[str, Any]) -> list[str]:
         lines.append(f"it beats the preset's own settings (trial {own['trial']}, score {own['score']:.4f})")
     for key, value in best["settings"].items():
         lines.append(f"  {key:<16}{value!r:>12}   preset: {own['settings'][key]!r}" if own else f"  {key:<16}{value!r:>12}")
-    return [*lines, "", "as a preset entry (train/presets.py):", *result["best_preset_entry"].splitlines()]
+    return [*lines, "", "as a preset entry (the game's presets.py):", *result["best_preset_entry"].splitlines()]
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ SPEC = GameSpec(
         "optimal": "games.dice420.bots:OptimalAgent",
     },
     shipped="ppo-420",
+    presets="games.dice420.presets:PRESETS",
     suggested_bot="optimal",
     exact="games.dice420.solver",
     exact_n="games.dice420.reply",

@@ -1,0 +1,68 @@
+"""A training preset: every hyperparameter of a run in one place, next to the settings
+``python -m train sweep`` searches (``Preset.search``).  Each game keeps its presets in
+its folder (``GameSpec.presets``); ``train.presets`` gathers them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Range:
+    """A searched setting drawn from ``low..high`` (on a log scale if ``log``;
+    whole numbers if ``integer``)."""
+
+    low: float
+    high: float
+    log: bool = False
+    integer: bool = False
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A searched setting drawn from a few values."""
+
+    options: tuple[Any, ...]
+
+
+# The settings a search space may name: MaskablePPO keyword arguments of ``Preset.ppo``,
+# and "width", the units of every hidden layer of the policy and value networks.
+WIDTH = "width"
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    game: str
+    description: str
+    timesteps: int
+    n_envs: int
+    opponent: str  # a bot name; the policy table of that bot is the opponent in every game
+    eval_every: int  # timesteps between evaluations
+    policy: dict[str, Any]  # network shape, stored in checkpoint metadata
+    ppo: dict[str, Any] = field(default_factory=dict)  # MaskablePPO keyword arguments
+    stop_when_optimal: bool = True
+    threads: int = 1  # torch threads for the network (the env steps in one); runs repeat exactly for the same count
+    lr_final: float | None = None  # if set, the learning rate falls linearly to this over the run
+    # if set, GAE lambda moves linearly from ppo["gae_lambda"] to this over the first
+    # gae_lambda_steps steps, then stays there
+    gae_lambda_final: float | None = None
+    gae_lambda_steps: int = 0
+    env: dict[str, Any] = field(default_factory=dict)  # game options (421: n_players, pot)
+    # Self-play: each game draws its opponent from a pool of ``opponent``, the bots of
+    # ``pool`` (name: share of the games) and ``snapshots`` frozen past versions of the
+    # learner, which share ``snapshot_share`` of the games; every ``snapshot_every`` steps
+    # the oldest is replaced by the learner as it is then.  ``opponent`` plays the rest.
+    pool: dict[str, float] = field(default_factory=dict)
+    snapshots: int = 0
+    snapshot_share: float = 0.0
+    snapshot_every: int = 0
+    search: dict[str, Range | Choice] = field(default_factory=dict)  # what `python -m train sweep` varies
+    # At a table of more than two players: steps between the evaluations that are exact
+    # (``train.run.exact_tables``); None: every evaluation.  The others are sampled.
+    exact_every: int | None = None
+
+    @property
+    def n_players(self) -> int:
+        return int(self.env.get("n_players", 2))
