@@ -1,19 +1,10 @@
-"""Feature extractors for trained policies (torch).
+"""Feature extractors and policies for trained networks (torch), for any game.
 
-``Hand420Features`` reads a 420 observation (two sorted hands of four dice) as
-the index of each hand among the 126 possible and looks up a learned embedding
-for each: the sum is exactly a first dense layer over one-hot hand codes, at
-the cost of two table lookups instead of a 252-wide matrix product.  A row per
-hand is what lets PPO settle every close call exactly.
-
-``Keep420Features`` with ``SplitMlpPolicy`` builds one fact of 420 into the
-network: the hand after a keep depends only on the dice kept (R2), so what a
-keep is worth depends on the kept dice and the other hand, never on the dice
-thrown back.  The best keep is the legal keep of highest value, so the
-policy's preference among keeps needs the other hand alone; the own hand
-decides only which keeps are legal, and the action mask already says that.
-The actor reads the other hand only, and every hand that can make a keep
-shares what is learnt about it; the critic reads both hands.
+``OneHotInts`` codes every component of an integer observation one-hot;
+``FastMlpPolicy`` is MaskablePPO's policy with a faster evaluation of a batch;
+``SplitMlpPolicy`` splits one extractor between the actor and the critic (for
+extractors made of two halves, such as 420's ``Keep420Features``).  A game's
+own extractors are in its folder and named by its spec (``GameSpec.features``).
 """
 
 from __future__ import annotations
@@ -24,71 +15,15 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 
-from games.dice421 import codec as codec421
-from games.dice421 import game as game421
-from games.dice420 import game as g
-from games.dice420.codec import CODE_TO_HAND
-
-N_HANDS = len(g.HANDS)
 MASKED_LOGIT = -1e8  # what sb3-contrib's MaskableCategorical puts on illegal actions
-
-
-class Hand420Features(BaseFeaturesExtractor):
-    def __init__(self, observation_space: gym.spaces.Box, features_dim: int = 128):
-        if tuple(observation_space.shape) != (8,):
-            raise ValueError(f"Hand420Features reads two-player 420 observations (8 dice), not shape {observation_space.shape}")
-        super().__init__(observation_space, features_dim=features_dim)
-        self.register_buffer("code_to_hand", torch.as_tensor(CODE_TO_HAND.clip(min=0)), persistent=False)
-        self.register_buffer("powers", torch.tensor([216, 36, 6, 1]), persistent=False)
-        self.own = torch.nn.Embedding(N_HANDS, features_dim)
-        self.opp = torch.nn.Embedding(N_HANDS, features_dim)
-        self.bias = torch.nn.Parameter(torch.zeros(features_dim))
-        for table in (self.own, self.opp):
-            torch.nn.init.normal_(table.weight, std=0.5)
-
-    def hand_index(self, dice: torch.Tensor) -> torch.Tensor:
-        return self.code_to_hand[((dice.long().clamp(1, 6) - 1) * self.powers).sum(dim=1)]
-
-    def joint(self, own: torch.Tensor, opp: torch.Tensor) -> torch.Tensor:
-        """The features of both hands, from their indices."""
-        return torch.tanh(self.own(own) + self.opp(opp) + self.bias)
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.joint(self.hand_index(obs[:, :4]), self.hand_index(obs[:, 4:]))
-
-
-class Keep420Features(Hand420Features):
-    """Two halves of ``features_dim`` each: the actor's, from the other hand alone,
-    then the critic's, from both hands (``Hand420Features``).  For ``SplitMlpPolicy``."""
-
-    def __init__(self, observation_space: gym.spaces.Box, features_dim: int = 128):
-        super().__init__(observation_space, features_dim=features_dim)
-        self._features_dim = 2 * features_dim
-        self.actor_opp = torch.nn.Embedding(N_HANDS, features_dim)
-        self.actor_bias = torch.nn.Parameter(torch.zeros(features_dim))
-        torch.nn.init.normal_(self.actor_opp.weight, std=0.5)
-
-    def actor_table(self) -> torch.Tensor:
-        """The actor's features of every other hand, row ``i`` for hand index ``i``."""
-        return torch.tanh(self.actor_opp.weight + self.actor_bias)
-
-    def halves(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(the other hand's index, the critic's features) of each observation: the
-        actor's features of a row are ``actor_table()[index]``."""
-        own, opp = self.hand_index(obs[:, :4]), self.hand_index(obs[:, 4:])
-        return opp, self.joint(own, opp)
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        opp, critic = self.halves(obs)
-        return torch.cat([self.actor_table()[opp], critic], dim=1)
-
-
 
 
 class OneHotInts(BaseFeaturesExtractor):
     """One-hot code of every component of an integer ``Box`` observation (each
     component ``i`` takes ``high[i] - low[i] + 1`` values), concatenated.  Suits
     observations of small counts and dice, like 421's."""
+
+    SETTINGS = ()  # what a checkpoint's features_extractor_kwargs may set
 
     def __init__(self, observation_space: gym.spaces.Box):
         low = torch.as_tensor(observation_space.low, dtype=torch.long).reshape(-1)
@@ -103,41 +38,6 @@ class OneHotInts(BaseFeaturesExtractor):
         idx = torch.minimum((obs.long() - self.low).clamp(min=0), self.top) + self.offsets
         out = torch.zeros(obs.shape[0], self.one_hot_dim, device=obs.device)
         return out.scatter_(1, idx, 1.0)
-
-
-class Rank421Features(OneHotInts):
-    """``OneHotInts`` of a 421 observation, followed by the *rank* of each hand in
-    it (the observer's and each other seat's) as a thermometer code: bit ``k`` is 1
-    when the hand's rank is ``k`` or more (ranks 0 to 55, lowest first; all bits 0
-    for no hand, so bit 0 says there is a hand).
-
-    Who wins a round is decided by comparing ranks (R6), which the dice one by one
-    show only through a long chain of interactions; a thermometer shows it
-    directly.  Each rank's one-hot is the difference of two neighbouring bits, so a
-    first layer sees every hand as its own row too."""
-
-    def __init__(self, observation_space: gym.spaces.Box):
-        c = codec421
-        if tuple(observation_space.shape) != (c.OBS_SIZE,):
-            raise ValueError(f"Rank421Features reads 421 observations ({c.OBS_SIZE} integers), "
-                             f"not shape {observation_space.shape}")
-        super().__init__(observation_space)
-        n_hands = len(game421.HANDS)
-        starts = [c.HAND.start] + [c.OTHERS_START + slot * c.OTHER_SLOT_SIZE + c.O_HAND.start
-                                   for slot in range(c.MAX_PLAYERS - 1)]
-        # rank_of[d1 * 64 + d2 * 8 + d3]: 1 + the rank of the dice d1 d2 d3, 0 for no hand
-        self.register_buffer("rank_of", torch.as_tensor(codec421.RANK_OF_DICE.reshape(-1) + 1), persistent=False)
-        self.register_buffer("hand_dice", torch.tensor([[s, s + 1, s + 2] for s in starts]), persistent=False)
-        self.register_buffer("powers", torch.tensor([64, 8, 1]), persistent=False)
-        # thermometer[r]: the code of rank r - 1 (r = 0: no hand)
-        self.register_buffer("thermometer", (torch.arange(n_hands)[None, :] < torch.arange(n_hands + 1)[:, None]).float(),
-                             persistent=False)
-        self._features_dim = self.features_dim + len(starts) * n_hands
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        dice = obs.long()[:, self.hand_dice].clamp(0, 7)  # (rows, hands, 3); out of 1..6: no hand
-        ranks = self.rank_of[(dice * self.powers).sum(dim=-1)]  # (rows, hands)
-        return torch.cat([super().forward(obs), self.thermometer[ranks].reshape(len(obs), -1)], dim=1)
 
 
 class FastMlpPolicy(MaskableActorCriticPolicy):
@@ -275,17 +175,17 @@ class SplitMlpExtractor(MlpExtractor):
 
 class SplitMlpPolicy(FastMlpPolicy):
     """``FastMlpPolicy`` over a features extractor made of an actor half and a critic
-    half (``Keep420Features``): the policy network reads one, the value network
-    the other.  Same losses and same PPO update.  The actor's half takes only 126
-    values (one per other hand), so the actor runs once on each and every row looks
-    its logits up."""
+    half (``halves(obs)`` and ``actor_table()``, as 420's ``Keep420Features``): the
+    policy network reads one, the value network the other.  Same losses and same PPO
+    update.  The actor's half takes few values (126 in 420: one per other hand), so
+    the actor runs once on each and every row looks its logits up."""
 
     def __init__(self, *args, **kwargs):
         extractor = kwargs.get("features_extractor_class")
-        if extractor not in SPLIT_EXTRACTORS:
+        if not (isinstance(extractor, type) and hasattr(extractor, "halves") and hasattr(extractor, "actor_table")):
             name = getattr(extractor, "__name__", extractor)
             raise ValueError(f"SplitMlpPolicy needs a features extractor made of two halves "
-                             f"({', '.join(c.__name__ for c in SPLIT_EXTRACTORS)}), not {name}")
+                             f"(with halves() and actor_table()), not {name}")
         if not kwargs.get("share_features_extractor", True):
             raise ValueError("SplitMlpPolicy splits one features extractor between the actor and the critic: "
                              "share_features_extractor must be True")
@@ -296,16 +196,15 @@ class SplitMlpPolicy(FastMlpPolicy):
                                                activation_fn=self.activation_fn, device=self.device)
 
     def logits_and_values(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        # The actor's input takes one of 126 values: run the actor once on each and look
+        # The actor's input takes one of a few values: run the actor once on each and look
         # the rows up (the same logits as through ``forward``, for a fraction of the work).
         index, critic = self.features_extractor.halves(obs)
         logits = self.action_net(self.mlp_extractor.policy_net(self.features_extractor.actor_table()))
         return logits[index], self.value_net(self.mlp_extractor.value_net(critic))
 
 
-SPLIT_EXTRACTORS = (Keep420Features,)
-# Names a checkpoint may use for its network parts; loading looks them up here
-# and nowhere else, so a checkpoint cannot name arbitrary code.
-FEATURE_EXTRACTORS = {"Hand420Features": Hand420Features, "Keep420Features": Keep420Features, "OneHotInts": OneHotInts,
-                      "Rank421Features": Rank421Features}
+# Names a checkpoint may use for its network parts, with those each game declares
+# (agents.ppo_agent.feature_extractors): loading looks them up there and nowhere
+# else, so a checkpoint cannot name arbitrary code.
+FEATURE_EXTRACTORS = {"OneHotInts": OneHotInts}
 POLICY_CLASSES = {"MlpPolicy": MaskableActorCriticPolicy, "FastMlpPolicy": FastMlpPolicy, "SplitMlpPolicy": SplitMlpPolicy}

@@ -49,7 +49,6 @@ FORMAT = "dice-arena-policy"
 FORMAT_VERSION = 1
 ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
 POLICY_KEYS = ("class", "net_arch", "activation", "features_extractor", "features_extractor_kwargs")
-EXTRACTOR_KWARGS = {"Hand420Features": ("features_dim",), "Keep420Features": ("features_dim",), "OneHotInts": (), "Rank421Features": ()}
 MAX_JSON_BYTES = 1 << 20  # a checkpoint's metadata: far more than any run writes
 MAX_LAYER_WIDTH = 4096  # units in one hidden layer, or features_dim
 MAX_DEPTH = 8  # hidden layers in the policy or the value network
@@ -135,9 +134,22 @@ def _layers(value: Any, where: str, field: str) -> list[int]:
     return [_bounded_int(w, where, f"{field}[{i}]", 1, MAX_LAYER_WIDTH) for i, w in enumerate(value)]
 
 
+def feature_extractors() -> dict[str, type]:
+    """The feature extractors a checkpoint may name: the generic ones and those each game
+    declares (``GameSpec.features``); each says what its checkpoint may set (``SETTINGS``)."""
+    from agents.features import FEATURE_EXTRACTORS
+
+    found = dict(FEATURE_EXTRACTORS)
+    for name in games.names():
+        found.update({key: games.load(target) for key, target in games.get(name).features.items()})
+    return found
+
+
 def check_policy_spec(spec: Any, where: str = "checkpoint metadata") -> dict[str, Any]:
     """``spec`` (the JSON ``policy`` entry) if it names only known settings within bounds."""
-    from agents.features import FEATURE_EXTRACTORS, POLICY_CLASSES
+    from agents.features import POLICY_CLASSES
+
+    FEATURE_EXTRACTORS = feature_extractors()
 
     if not isinstance(spec, dict):
         raise CheckpointError(f"{_where(where, 'policy')} is {type(spec).__name__}, not an object")
@@ -169,9 +181,10 @@ def check_policy_spec(spec: Any, where: str = "checkpoint metadata") -> dict[str
         if not isinstance(kwargs, dict):
             raise CheckpointError(f"{_where(where, 'policy.features_extractor_kwargs')} is {kwargs!r}, not an object")
         for key, value in kwargs.items():
-            if key not in EXTRACTOR_KWARGS[extractor]:
+            settings = FEATURE_EXTRACTORS[extractor].SETTINGS
+            if key not in settings:
                 raise CheckpointError(f"{_where(where, 'policy.features_extractor_kwargs.' + key)} is not a setting of {extractor} "
-                                      f"(known: {', '.join(EXTRACTOR_KWARGS[extractor]) or 'none'})")
+                                      f"(known: {', '.join(settings) or 'none'})")
             features_dim = _bounded_int(value, where, f"policy.features_extractor_kwargs.{key}", 1, MAX_LAYER_WIDTH)
     elif "features_extractor_kwargs" in spec:
         raise CheckpointError(f"{_where(where, 'policy.features_extractor_kwargs')} is given without a features_extractor")
@@ -189,15 +202,13 @@ def policy_class_from(spec: dict[str, Any], where: str = "checkpoint metadata") 
 
 def policy_kwargs_from(spec: dict[str, Any], where: str = "checkpoint metadata") -> dict[str, Any]:
     """SB3 policy keyword arguments from the JSON ``policy`` spec (allow-listed names and bounded sizes only)."""
-    from agents.features import FEATURE_EXTRACTORS
-
     spec = check_policy_spec(spec, where)
     kwargs: dict[str, Any] = {"activation_fn": ACTIVATIONS[spec.get("activation", "tanh")]}
     if "net_arch" in spec:
         arch = spec["net_arch"]
         kwargs["net_arch"] = {k: list(v) for k, v in arch.items()} if isinstance(arch, dict) else list(arch)
     if spec.get("features_extractor"):
-        kwargs["features_extractor_class"] = FEATURE_EXTRACTORS[spec["features_extractor"]]
+        kwargs["features_extractor_class"] = feature_extractors()[spec["features_extractor"]]
         kwargs["features_extractor_kwargs"] = dict(spec.get("features_extractor_kwargs", {}))
     return kwargs
 

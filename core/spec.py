@@ -79,6 +79,8 @@ class GameSpec:
     bot_files: Mapping[str, str] = field(default_factory=dict)
     shipped: str = ""  # the shipped trained bot, "ppo-420"
     presets: str = ""  # "module:attr" of its training presets (a list of core.preset.Preset)
+    # its own feature extractors for trained networks: name (as checkpoints write it) -> "module:class"
+    features: Mapping[str, str] = field(default_factory=dict)
     suggested_bot: str = "random"  # what to suggest when the shipped bot cannot load
     exact: str = ""  # module with the exact two-player evaluator
     # module with exact tables of more players: seat_figures(agents, seat, **options) -> (P(not losing), best reply's)

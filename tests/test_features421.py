@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from agents.features import OneHotInts, Rank421Features
+from agents.features import OneHotInts
+from games.dice421.features import Rank421Features
 from agents.ppo_agent import game_spaces
 from games.dice421 import codec as c
 from games.dice421 import game as g

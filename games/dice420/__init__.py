@@ -38,6 +38,10 @@ SPEC = GameSpec(
     },
     shipped="ppo-420",
     presets="games.dice420.presets:PRESETS",
+    features={
+        "Hand420Features": "games.dice420.features:Hand420Features",
+        "Keep420Features": "games.dice420.features:Keep420Features",
+    },
     suggested_bot="optimal",
     exact="games.dice420.solver",
     exact_n="games.dice420.reply",

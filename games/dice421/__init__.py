@@ -42,6 +42,7 @@ SPEC = GameSpec(
     bot_files={".npz": "games.dice421.reply:ReplyAgent421"},  # python -m games.dice421.reply --out FILE.npz
     shipped="ppo-421",
     presets="games.dice421.presets:PRESETS",
+    features={"Rank421Features": "games.dice421.features:Rank421Features"},
     default_bot={2: "ppo-421", 3: "exact3"},
     finish_ranking="tied",  # leaving first gains nothing, and two may leave at once (H3)
     exact_tables={2: "play.tournament:exact_heads_up_421"},
