@@ -40,6 +40,29 @@ class OneHotInts(BaseFeaturesExtractor):
         return out.scatter_(1, idx, 1.0)
 
 
+class ThermometerInts(BaseFeaturesExtractor):
+    """Every component of an integer ``Box`` observation as a thermometer: bit ``k`` of
+    component ``i`` is 1 when the value is at least ``low[i] + k + 1`` (``high[i] -
+    low[i]`` bits; all 0 at ``low[i]``).  "Is this score or total at least t" is then
+    one bit, and a threshold on a sum of them one weighted sum: what a policy over
+    scores and totals (Pig's) is made of.  Each value's one-hot is the difference of
+    two neighbouring bits, so nothing of ``OneHotInts`` is lost."""
+
+    SETTINGS = ()  # what a checkpoint's features_extractor_kwargs may set
+
+    def __init__(self, observation_space: gym.spaces.Box):
+        low = torch.as_tensor(observation_space.low, dtype=torch.long).reshape(-1)
+        sizes = torch.as_tensor(observation_space.high, dtype=torch.long).reshape(-1) - low
+        super().__init__(observation_space, features_dim=int(sizes.sum()))
+        component = torch.repeat_interleave(torch.arange(len(sizes)), sizes)
+        step = torch.cat([torch.arange(1, int(n) + 1) for n in sizes]) if len(sizes) else torch.zeros(0)
+        self.register_buffer("component", component, persistent=False)
+        self.register_buffer("threshold", low[component] + step, persistent=False)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return (obs[:, self.component] >= self.threshold).float()
+
+
 class FastMlpPolicy(MaskableActorCriticPolicy):
     """SB3's maskable actor-critic (same network, same weights, same losses),
     doing less work per batch:
@@ -206,5 +229,5 @@ class SplitMlpPolicy(FastMlpPolicy):
 # Names a checkpoint may use for its network parts, with those each game declares
 # (agents.ppo_agent.feature_extractors): loading looks them up there and nowhere
 # else, so a checkpoint cannot name arbitrary code.
-FEATURE_EXTRACTORS = {"OneHotInts": OneHotInts}
+FEATURE_EXTRACTORS = {"OneHotInts": OneHotInts, "ThermometerInts": ThermometerInts}
 POLICY_CLASSES = {"MlpPolicy": MaskableActorCriticPolicy, "FastMlpPolicy": FastMlpPolicy, "SplitMlpPolicy": SplitMlpPolicy}

@@ -94,6 +94,7 @@ class GameSpec:
     # P(not losing) per player (see play.tournament.exact_evaluator)
     exact_tables: Mapping[Optional[int], str] = field(default_factory=dict)
     # front-ends (play/)
+    view: str = ""  # module of the game's words for the front-ends (play.terminal: intro, board, prompt, parse, ...)
     terminal: str = ""  # "module:function" playing a person against bots in the terminal
     evaluate: str = ""  # "module:function" behind ``python -m play evaluate GAME``
     explain: str = ""  # "module:function" behind ``evaluate GAME --exact --explain`` (or "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import secrets
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
@@ -286,7 +287,14 @@ def cmd_play(args, out: TextIO, input_fn: Callable[[str], str], err: Optional[Te
          err if err is not None else sys.stderr)
     one_torch_thread()
     _note(note, out)
-    front_end = games.load(spec.terminal)
+    if spec.terminal:
+        front_end = games.load(spec.terminal)
+    elif spec.view:  # the one terminal front-end, over the game's view
+        from play.terminal import play_terminal
+
+        front_end = partial(play_terminal, spec.name)
+    else:
+        raise UsageError(f"{spec.name} declares no view to play it in the terminal")
     return front_end(opponents, RandomDice(seed), opponent_names=[_label(n) for n in names], seat=seat,
                      games=args.games, input_fn=input_fn, out=out, **options)
 
@@ -399,8 +407,13 @@ def cmd_evaluate(args, out: TextIO, err: Optional[TextIO] = None) -> int:
         opponents = [(_label(name), loaded[name]) for _, name in opponent_names]
     if not args.exact:
         _note(note, out)
-    games.load(spec.evaluate)(rows, args.exact, args.games, seed, out, err, players=players, opponents=opponents,
-                              **options)
+    if spec.evaluate:
+        games.load(spec.evaluate)(rows, args.exact, args.games, seed, out, err, players=players, opponents=opponents,
+                                  **options)
+    else:  # the one generic evaluation, over the game's exact module
+        from play.evaluate import evaluate
+
+        evaluate(spec, rows, args.exact, args.games, seed, out, err, players=players, opponents=opponents, **options)
     if args.explain is not None:
         games.load(spec.explain)(rows, out, args.explain, **options)
     return 0

@@ -326,7 +326,7 @@ def test_bad_options_are_refused_by_name(make, match):
 
 def test_render_narrates_the_events_since_the_last_render(capsys):
     def narrated(env, events, skip=0):
-        narrator = env.unwrapped.narrator(env.unwrapped.n_players, labels=env.possible_agents)
+        narrator = env.unwrapped.spec_of_game.narrator(env.unwrapped.n_players, labels=env.possible_agents)
         narrator.lines(events[:skip])  # narrators keep state: feed every event once, in order
         return "\n".join(narrator.lines(events[skip:]))
 

@@ -1,9 +1,8 @@
 """One PettingZoo AEC environment over any rules engine of ``core.engine``.
 
 :class:`DiceAECEnv` knows nothing of a particular game: it reads the engine,
-codec, narrator, player range and options from the class attributes each game's
-module sets (``engine``, ``rules``: the engine's module, ``codec``, ``narrator``).
-``dice420_v0`` and ``dice421_v0`` only name their spec and metadata, and add a
+codec, narrator, player range and options from the game's spec, which each
+game's ``aec`` module names (``spec_of_game``) with its metadata, adding a
 status line for ``render()``.
 
 How the engine maps onto the AEC cycle:
@@ -33,6 +32,7 @@ from pettingzoo.utils import wrappers
 
 from core.dice import RandomDice
 from core.engine import IllegalAction, check_action, check_count
+from core.spec import GameSpec
 
 
 class IntegerActions(wrappers.BaseWrapper):
@@ -66,29 +66,27 @@ class DiceAECEnv(AECEnv):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "ansi"], "is_parallelizable": False, "render_fps": 2}
-    # Set by each game's module: the engine class and its module (MIN_PLAYERS, MAX_PLAYERS,
-    # N_ACTIONS), the codec module (observe, space_bounds) and the narrator class.
-    engine: ClassVar[type]
-    rules: ClassVar[Any]
-    codec: ClassVar[Any]
-    narrator: ClassVar[type]
+    # Set by each game's module: its GameSpec (engine, codec, narrator, players, options, actions).
+    spec_of_game: ClassVar[GameSpec]
 
     def __init__(self, n_players: int = 2, render_mode: str | None = None, **options: Any):
         super().__init__()
-        rules = self.rules
-        self.n_players = check_count(n_players, rules.MIN_PLAYERS, rules.MAX_PLAYERS, "n_players")
-        self.options = rules.check_options(**options)
+        game = self.spec_of_game
+        self.n_players = check_count(n_players, game.min_players, game.max_players, "n_players")
+        self.options = game.check_options(options)
+        self.codec = game.codec
+        self.n_actions = game.n_actions
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.render_mode = render_mode
         self.possible_agents = [f"player_{seat}" for seat in range(n_players)]
         self.agent_name_mapping = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         low, high, shape = self.codec.space_bounds(n_players, **self.options)
-        self.action_spaces = {agent: spaces.Discrete(rules.N_ACTIONS) for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(self.n_actions) for agent in self.possible_agents}
         self.observation_spaces = {
             agent: spaces.Dict({
                 "observation": spaces.Box(low, high, shape=shape, dtype=np.int64),
-                "action_mask": spaces.Box(0, 1, shape=(rules.N_ACTIONS,), dtype=np.int8),
+                "action_mask": spaces.Box(0, 1, shape=(self.n_actions,), dtype=np.int8),
             })
             for agent in self.possible_agents
         }
@@ -108,7 +106,7 @@ class DiceAECEnv(AECEnv):
         if seed is not None or self.np_random is None:
             self.np_random = np.random.default_rng(seed)
         dice = options.get("dice")
-        self.game = self.engine(
+        self.game = self.spec_of_game.engine(
             self.n_players,
             dice=dice if dice is not None else RandomDice(self.np_random),
             first_player=options.get("first_player"),
@@ -124,7 +122,7 @@ class DiceAECEnv(AECEnv):
         # Over before anyone had a choice: player_0 steps a formality (action 0).
         self._formality = self.game.is_over
         self.agent_selection = self.agents[0] if self._formality else self._agent(self.game.current_player)
-        self._narrator = self.narrator(self.n_players, labels=self.possible_agents)
+        self._narrator = self.spec_of_game.narrator(self.n_players, labels=self.possible_agents)
         self._shown = 0  # events already rendered
         if self.render_mode == "human":
             self.render()
@@ -159,7 +157,7 @@ class DiceAECEnv(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """The codec's observation of ``agent``'s seat, and the mask of its legal
         actions if it is to move (all zeros otherwise)."""
-        mask = np.zeros(self.rules.N_ACTIONS, dtype=np.int8)
+        mask = np.zeros(self.n_actions, dtype=np.int8)
         if agent == self.agent_selection and not self.terminations.get(agent, True):
             mask[[0] if self._formality else self.game.legal_actions()] = 1
         return {

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from games.dice420 import narrate
-from games.dice420 import codec as codec420
-from games.dice420 import game as g
 from envs.aec.base import DiceAECEnv, wrap
+from games.dice420 import SPEC
 
 
 def env(**kwargs) -> DiceAECEnv:
@@ -68,10 +67,7 @@ class raw_env(DiceAECEnv):
     """
 
     metadata: ClassVar[dict] = {"render_modes": ["human", "ansi"], "name": "dice420_v0", "is_parallelizable": False, "render_fps": 2}
-    engine = g.Game420
-    rules = g
-    codec = codec420
-    narrator = narrate.Narrator420
+    spec_of_game = SPEC
 
     def __init__(self, n_players: int = 2, render_mode: str | None = None):
         super().__init__(n_players=n_players, render_mode=render_mode)

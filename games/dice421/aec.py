@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from games.dice421 import codec as codec421
 from games.dice421 import game as g
 from games.dice421 import narrate
 from envs.aec.base import DiceAECEnv, wrap
+from games.dice421 import SPEC
 
 
 def env(**kwargs) -> DiceAECEnv:
@@ -70,10 +70,7 @@ class raw_env(DiceAECEnv):
     """
 
     metadata: ClassVar[dict] = {"render_modes": ["human", "ansi"], "name": "dice421_v0", "is_parallelizable": False, "render_fps": 2}
-    engine = g.Game421
-    rules = g
-    codec = codec421
-    narrator = narrate.Narrator421
+    spec_of_game = SPEC
 
     def __init__(self, n_players: int = 2, pot: int = 15, render_mode: str | None = None):
         super().__init__(n_players=n_players, render_mode=render_mode, pot=pot)
