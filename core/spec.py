@@ -88,7 +88,7 @@ class GameSpec:
     default_bot: Mapping[int, str] = field(default_factory=dict)  # players -> the terminal's default opponent
     # How a finishing order ranks the players in tournament ratings: "left" ranks the
     # winners by the order they left the table, then the loser; "tied" ties every
-    # winner above the loser.
+    # winner above the loser; "winner" puts the one winner above the others, who tie.
     finish_ranking: str = "tied"
     # players (None: any other number) -> "module:function" giving a table's exact
     # P(not losing) per player (see play.tournament.exact_evaluator)

@@ -8,8 +8,10 @@ game when it does not lose.  The statistics (:func:`wilson_interval`,
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import combinations, permutations
 from statistics import NormalDist
 from typing import Callable, Sequence
@@ -289,8 +291,14 @@ def _not_losing(table) -> frozenset[int]:
 def finishing_order(table) -> tuple[int, ...]:
     """The seats of a finished game from first to last: those who left the table as
     winners, in the order they left (420: made 20 and dropped out; 421: ran out of
-    tokens; the engine orders two who leave at once), then the loser.  Every engine
-    keeps ``winners`` and ``loser`` (``core.engine.TableGame``)."""
+    tokens; the engine orders two who leave at once), then the loser, for an engine that
+    keeps ``winners`` and ``loser`` (``core.engine.TableGame``); for any other, the seats
+    that did not lose, then those that lost, each in seat order (``returns()``)."""
+    if not hasattr(table, "winners"):
+        returns = table.returns()
+        if not table.is_over:
+            raise ValueError("not a finished game")
+        return tuple(sorted(range(table.n_players), key=lambda seat: returns[seat] < 0))
     order = (*table.winners, table.loser)
     if table.loser is None or sorted(order) != list(range(table.n_players)):
         raise ValueError(f"not a finished game with one place per seat: winners {table.winners}, loser {table.loser}")
@@ -312,6 +320,7 @@ ELO_PER_NATURAL = 400.0 / math.log(10.0)  # Bradley-Terry log-odds -> Elo points
 FINISH_NOTES = {
     "left": "the winners ranked by the order they left the table, then the loser",
     "tied": "the winners tied, above the loser",
+    "winner": "the winner above the others, who tie",
 }
 
 
@@ -324,6 +333,8 @@ def finish_ranking(game: str) -> str:
 def finish_ranks(order: Sequence[int], ranking: str) -> list[int]:
     """openskill's ranks (0 best) of the players of a finishing ``order`` (first to last)."""
     n = len(order)
+    if ranking == "winner":
+        return [0] + [1] * (n - 1)
     return list(range(n)) if ranking == "left" else [0] * (n - 1) + [1]
 
 
@@ -550,10 +561,15 @@ def bradley_terry(wins: np.ndarray, confidence: float = 0.95, tol: float = 1e-10
 
 
 def exact_evaluator(game: str, n_players: int) -> Callable | None:
-    """The exact evaluator of a table of ``n_players`` of ``game`` (the registry's
-    ``exact_tables``), or None."""
-    tables = registry.get(game).exact_tables
-    target = tables.get(n_players) or tables.get(None)
+    """The exact evaluator of a table of ``n_players`` of ``game``: the one the game names
+    (the registry's ``exact_tables``), else at two players :func:`exact_heads_up` over
+    the game's solver where it gives ``win_probabilities``; or None."""
+    spec = registry.get(game)
+    if n_players in spec.exact_tables:
+        return registry.load(spec.exact_tables[n_players])
+    if n_players == 2 and spec.exact and hasattr(registry.load(spec.exact), "win_probabilities"):
+        return partial(exact_heads_up, game)
+    target = spec.exact_tables.get(None)
     return registry.load(target) if target else None
 
 
@@ -567,20 +583,27 @@ def _agent_label(agent: Agent) -> str:
     return str(getattr(agent, "name", None) or type(agent).__name__)
 
 
-def exact_heads_up_420(agents: Sequence[Agent], orders, options: dict, memo: dict) -> np.ndarray:
-    """Two-player 420 by the solver, for any two agents it can tabulate (every agent
-    that answers at every decision state): P(win) as Red (seat 0, first to move)
-    and as Blue, averaged over the seat orders."""
-    from games.dice420 import solver as solver420
+def _accepted(function: Callable, options: dict) -> dict:
+    """The ``options`` that ``function`` takes by keyword."""
+    parameters = inspect.signature(function).parameters
+    return {k: v for k, v in options.items() if k in parameters}
 
+
+def exact_heads_up(game: str, agents: Sequence[Agent], orders, options: dict, memo: dict) -> np.ndarray:
+    """A two-player game by its solver, for any two agents it can tabulate (every agent
+    that answers at every decision state): player 0's P(win) moving first (seat 0) and
+    moving second, averaged over the seat orders."""
+    solver = registry.load(registry.get(game).exact)
+    key = tuple(sorted(options.items()))
     tables = []
     for agent in agents:
         try:
-            tables.append(_memo(memo, ("solver420", id(agent)), lambda a=agent: solver420.policy_table(a)))
+            tables.append(_memo(memo, (game, id(agent), key),
+                                lambda a=agent: solver.policy_table(a, **_accepted(solver.policy_table, options))))
         except ValueError as e:
             raise NoExactFigure(f"the solver cannot tabulate {_agent_label(agent)}: {e}") from None
-    red, blue = solver420.win_probabilities(*tables)  # player 0's chances as Red and as Blue
-    p0 = float(np.mean([red if order[0] == 0 else blue for order in orders]))
+    first, second = solver.win_probabilities(*tables, **_accepted(solver.win_probabilities, options))
+    p0 = float(np.mean([first if order[0] == 0 else second for order in orders]))
     return np.array([p0, 1.0 - p0])
 
 

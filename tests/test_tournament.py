@@ -146,7 +146,7 @@ def test_an_agent_that_looks_at_other_hands_gets_no_exact_n_player_figure():
 
 def test_a_game_and_table_size_without_an_exact_evaluator_says_so(monkeypatch):
     spec = games.get("420")
-    monkeypatch.setitem(games.REGISTRY, "420", dataclasses.replace(spec, exact_tables={}))
+    monkeypatch.setitem(games.REGISTRY, "420", dataclasses.replace(spec, exact_tables={}, exact=""))
     t = T.run_tournament("420", entries("420", ["greedy", "random"]), 2, 1, seed=0)
     assert t.tables[0].exact is None and "no exact evaluator" in t.tables[0].exact_note
     text = T.format_tournament(t)
