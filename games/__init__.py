@@ -17,7 +17,7 @@ from typing import Any
 
 from core.spec import PLAYER_WORDS, GameSpec, Option, load  # noqa: F401 (the registry's API)
 
-GAMES = ("games.dice420:SPEC", "games.dice421:SPEC")  # the games of this project
+GAMES = ("games.dice420:SPEC", "games.dice421:SPEC", "games.pig:SPEC")  # the games of this project
 ENTRY_POINT_GROUP = "dice_arena.games"  # games of other installed packages
 
 REGISTRY: dict[str, GameSpec] = {}
