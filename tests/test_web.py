@@ -25,7 +25,8 @@ from games.dice421 import solver as solver421
 from games.dice420 import game as g420  # noqa: E402
 from games.dice421 import game as g421  # noqa: E402
 from core.dice import RandomDice  # noqa: E402
-from play.web import coach  # noqa: E402
+from games.dice420 import web as web420  # noqa: E402
+from games.dice421 import web as web421  # noqa: E402
 from play.web.app import MAX_BODY, create_app  # noqa: E402
 from play.web.records import default_db_path, replay_actions  # noqa: E402
 
@@ -106,7 +107,7 @@ def play_to_end(client, gid: str, state: dict, rng: random.Random, limit: int = 
 def test_setup_lists_the_games_their_bots_and_seats(client):
     setup = ok(client.get("/api/setup"))
     by_name = {g["name"]: g for g in setup["games"]}
-    assert set(by_name) == {"420", "421"}
+    assert set(by_name) == {"420", "421", "pig"}
     assert sorted(map(int, by_name["420"]["tables"])) == list(range(2, 9))
     assert sorted(map(int, by_name["421"]["tables"])) == [2, 3]
     assert "optimal" in by_name["421"]["tables"]["2"]["bots"]
@@ -437,7 +438,7 @@ def test_the_420_coach_gives_the_solvers_exact_values(client):
     for opp in g420.HANDS:
         if g420.is_win(opp):
             continue
-        value, moves = coach.values420((6, 6, 5, 1), opp)
+        value, moves = web420.values((6, 6, 5, 1), opp)
         by_keep = {g420.KEEPS[m.action]: m.p for m in moves}
         assert max(by_keep, key=by_keep.get) == (6, 6)
         assert round(100 * (value - by_keep[(6, 6, 5)]), 2) >= 0.53
@@ -456,7 +457,7 @@ def test_the_421_coach_agrees_with_the_solver_at_every_decision():
         first = []
         for rank, hand in enumerate(g421.HANDS):
             for roll in (1, 2):
-                value, moves = coach.values421(pot, t, True, roll, 3, hand)
+                value, moves = web421.values(pot, t, True, roll, 3, hand)
                 chosen = next(m.p for m in moves if m.action == sol.action(t, True, roll, rank))
                 assert chosen == pytest.approx(value, abs=1e-12)
                 assert {m.action for m in moves} == set(np.flatnonzero(solver421.LEADER_LEGAL[rank]))
@@ -464,7 +465,7 @@ def test_the_421_coach_agrees_with_the_solver_at_every_decision():
                     first.append(value)
             for leader_rank in range(0, len(g421.HANDS), 7):
                 for allowed, used in ((2, 1), (3, 1), (3, 2)):
-                    value, moves = coach.values421(pot, t, False, used, allowed, hand, g421.HANDS[leader_rank])
+                    value, moves = web421.values(pot, t, False, used, allowed, hand, g421.HANDS[leader_rank])
                     chosen = next(m.p for m in moves if m.action == sol.action(t, False, used, rank, allowed, leader_rank))
                     assert chosen == pytest.approx(value, abs=1e-12)
         # the leader's chance before the round's first roll is the solver's W[t]

@@ -240,3 +240,51 @@ def test_a_person_plays_420_in_the_browser_with_the_coach(server, browser, tmp_p
     assert shot.stat().st_size > 10_000
     if os.environ.get("DICE_ARENA_SCREENSHOT"):
         shutil.copy(shot, os.environ["DICE_ARENA_SCREENSHOT"])
+
+
+def test_a_person_plays_pig_in_the_browser_from_the_generic_view(server, browser, tmp_path):
+    """Pig has no drawing of its own: the page draws the seats, scores, die and turn total
+    the server sends, and the legal moves as buttons in the game's words."""
+    b = browser
+    b.send("Page.navigate", url=f"{server}/?delay=0")
+    b.wait("document.body && document.body.dataset.ready === '1'")
+    b.click('#game-choice button[data-game="pig"]')
+    b.select("#players", "2")
+    b.select("#seat", "0")
+    b.select("#bots select", "hold20")
+    b.js("document.getElementById('opt-goal').value = '30'")
+    b.js("document.getElementById('seed').value = '4'")
+    b.click("#start")
+    b.wait("state && !busy && (state.over || (state.waiting && "
+           "!document.getElementById('turn').classList.contains('hidden')))")
+    assert b.js("document.querySelectorAll('#table .seat').length") == 2
+    assert b.js("document.querySelector('#table .centre .pot-count') !== null")
+    assert b.js("document.getElementById('my-dice').classList.contains('hidden')")
+    moves = 0
+    while not b.js("state.over"):
+        b.wait("!busy && state && (state.over || (state.waiting && "
+               "!document.getElementById('turn').classList.contains('hidden')))")
+        if b.js("state.over"):
+            break
+        texts = b.js("[...document.querySelectorAll('#legal button.move')].map((e) => e.textContent)")
+        assert texts[0] == "roll" and texts[1].startswith("bank ")
+        if moves == 0:  # the coach, once: its best move is one of the buttons
+            b.click("#ask-coach")
+            b.wait("document.querySelectorAll('#coach-position tr.best').length > 0")
+        bank = b.js("state.table.centre.value >= 10")
+        before = b.js("state.turn")
+        b.click(f'#legal button.move[data-action="{1 if bank else 0}"]')
+        b.wait(f"state.turn > {before} || state.over", timeout=15)
+        moves += 1
+        assert moves < 200
+    b.wait("!busy && !document.getElementById('result').classList.contains('hidden')")
+    result = b.js("document.getElementById('result').textContent")
+    assert ("You win!" in result) or ("You lose." in result)
+    assert b.js("document.querySelectorAll('#table .seat.won').length") == 1
+    assert b.js("document.getElementById('log').children.length") > 3
+    assert not b.errors, b.errors
+    shot = tmp_path / "web-pig.png"
+    b.screenshot(shot)
+    assert shot.stat().st_size > 10_000
+    if os.environ.get("DICE_ARENA_SCREENSHOT_PIG"):
+        shutil.copy(shot, os.environ["DICE_ARENA_SCREENSHOT_PIG"])

@@ -49,6 +49,7 @@ SPEC = GameSpec(
     finish_ranking="left",  # the order players made 20 and dropped out (R7)
     exact_tables={None: "play.tournament:exact_race_420"},  # two players: the solver (play.tournament.exact_heads_up)
     terminal="play.cli420:play_terminal",
+    web="games.dice420.web:WEB",
     evaluate="play.exact420:evaluate",
     explain="play.exact420:explain",
     export="play.exact420",

@@ -50,6 +50,7 @@ SPEC = GameSpec(
     exact="games.dice421.solver",
     exact_n="games.dice421.exactn",
     terminal="play.cli421:play_terminal421",
+    web="games.dice421.web:WEB",
     evaluate="play.exact421:evaluate",
     explain="play.exact421:explain",
 )

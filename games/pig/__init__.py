@@ -43,4 +43,5 @@ SPEC = GameSpec(
     default_bot={2: "optimal", **{n: "hold20" for n in range(3, game.MAX_PLAYERS + 1)}},
     exact="games.pig.solver",
     view="games.pig.view",
+    web="games.pig.web:WEB",
 )

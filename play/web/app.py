@@ -9,8 +9,10 @@
                                          refused), the narration so far, the result
 ``POST /api/games/{id}/moves``           play a move: ``action`` (an index), or
                                          ``reroll`` / ``keep`` (dice values), or
-                                         ``stop``; optional ``turn`` -> the new steps
-                                         (one per event, with its text) and state
+                                         ``stop``, or ``text`` (the game's words, as
+                                         typed in the terminal); optional ``turn``
+                                         -> the new steps (one per event, with its
+                                         text) and state
 ``GET  /api/games/{id}/coach``           exact values of the position's moves and a
                                          review of the person's moves (two players)
 ``GET  /api/records``                    a person's record against each bot line-up
@@ -48,9 +50,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import games
 from play import AgentLoadError, default_opponent, load_agent
-from play.web import coach
 from play.web.records import Records, default_db_path
-from play.web.table import MoveError, WebGame
+from play.web.table import MoveError, WebGame, rules_for
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY = 64 * 1024
@@ -76,7 +77,8 @@ class NewGame(BaseModel):
     name, for your record."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "examples": [{"game": "420", "players": 2, "bots": ["optimal"], "seat": 0, "seed": 7, "player": "ada"}]})
+        "examples": [{"game": games.names()[0], "players": 2, "bots": ["optimal"], "seat": 0, "seed": 7,
+                      "player": "ada"}]})
 
     game: StrictStr = Field(max_length=10)
     players: Optional[StrictInt] = Field(None, ge=1, le=64)
@@ -89,16 +91,19 @@ class NewGame(BaseModel):
 
 class Move(BaseModel):
     """One of: ``action`` (an index from ``legal``), ``reroll`` (the dice values to reroll),
-    ``keep`` (the dice values to keep, the rest rerolled), ``stop: true`` (421's leader).
+    ``keep`` (the dice values to keep, the rest rerolled), ``stop: true`` (421's leader),
+    ``text`` (a move in the game's words as the terminal reads them, Pig's "roll" or "bank").
     ``turn`` (the state's ``turn``) refuses a move sent twice or from a stale page."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "examples": [{"reroll": [5, 1], "turn": 0}, {"keep": [6, 6]}, {"stop": True}, {"action": 3}]})
+        "examples": [{"reroll": [5, 1], "turn": 0}, {"keep": [6, 6]}, {"stop": True}, {"action": 3},
+                     {"text": "roll"}]})
 
     action: Optional[StrictInt] = Field(None, ge=0, le=1000)
     reroll: Optional[list[StrictInt]] = Field(None, max_length=8)
     keep: Optional[list[StrictInt]] = Field(None, max_length=8)
     stop: Optional[StrictBool] = None
+    text: Optional[StrictStr] = Field(None, max_length=40)
     turn: Optional[StrictInt] = Field(None, ge=0, le=1_000_000)
 
 
@@ -215,9 +220,14 @@ def bots_for(spec: games.GameSpec, players: int) -> list[str]:
     return names
 
 
+def web_games() -> list[str]:
+    """The games that declare an adapter for the page (``GameSpec.web``)."""
+    return [name for name in games.names() if games.get(name).web]
+
+
 def setup() -> dict:
     out = []
-    for name in games.names():
+    for name in web_games():
         spec = games.get(name)
         narrator = spec.narrator
         tables = {}
@@ -228,7 +238,7 @@ def setup() -> dict:
                 "bots": bots,
                 "default_bot": default if default in bots else spec.suggested_bot,
                 "seats": [narrator(n).seat_name(s) for s in range(n)],
-                "coach": n == 2,
+                "coach": n == 2,  # at default options; a game's state says whether its table has one
             }
         out.append({
             "name": name, "title": spec.title, "min_players": spec.min_players, "max_players": spec.max_players,
@@ -236,7 +246,7 @@ def setup() -> dict:
             "options": [{"name": o.name, "default": o.default, "low": o.low, "high": o.high, "help": o.help}
                         for o in spec.options],
         })
-    return {"games": out, "max_coach_pot": coach.MAX_COACH_POT}
+    return {"games": out}
 
 
 def _check_new_game(body: NewGame) -> tuple[games.GameSpec, str, list[str], int, int, dict]:
@@ -244,6 +254,8 @@ def _check_new_game(body: NewGame) -> tuple[games.GameSpec, str, list[str], int,
         spec = games.get(body.game)
     except ValueError as e:
         raise ApiError(422, str(e)) from None
+    if not spec.web:
+        raise ApiError(422, f"{spec.name} is not played on this page yet; games here: {', '.join(web_games())}")
     bots = [body.bots] if isinstance(body.bots, str) else body.bots
     players = body.players
     if players is None:
@@ -254,9 +266,16 @@ def _check_new_game(body: NewGame) -> tuple[games.GameSpec, str, list[str], int,
     except ValueError as e:
         raise ApiError(422, str(e)) from None
     allowed = bots_for(spec, players)
+    refuse = getattr(rules_for(spec), "refuse_bot", None)
+
+    def refused(name: str) -> Optional[str]:
+        return refuse(spec, name, players, options) if refuse is not None else None
+
     if not bots:
         default = default_opponent(spec, players, options)
         bots = [default if default in allowed else spec.suggested_bot]
+        if refused(bots[0]):  # the default cannot sit at this table: the first bot that can
+            bots = [next((b for b in allowed if not refused(b)), bots[0])]
     if len(bots) == 1:
         bots = bots * (players - 1)
     if len(bots) != players - 1:
@@ -271,8 +290,9 @@ def _check_new_game(body: NewGame) -> tuple[games.GameSpec, str, list[str], int,
             else:
                 why = f"unknown bot {name[:40]!r}"
             raise ApiError(422, f"{why}; bots for {players} players: {', '.join(allowed)}")
-        if spec.bot_players.get(name) == (2,) and options.get("pot", 0) > coach.MAX_COACH_POT:
-            raise ApiError(422, f"the {name} {spec.name} bot solves pots up to {coach.MAX_COACH_POT} tokens here")
+        why = refused(name)
+        if why:
+            raise ApiError(422, why)
     seat = body.seat if body.seat is not None else secrets.randbelow(players)
     if not 0 <= seat < players:
         raise ApiError(422, f"seat must be in 0..{players - 1}, got {seat}")
@@ -371,8 +391,9 @@ def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE
     records = Records(db_path if db_path is not None else default_db_path())
     store = Store(records, max_live=max_live)
     app = FastAPI(
-        title="Dice Arena: 420 and 421",
-        description="Play 420 and 421 against the project's bots, with an exact coach for two-player games. "
+        title="Dice Arena: " + ", ".join(web_games()),
+        description=f"Play {', '.join(web_games())} against the project's bots, with an exact coach where "
+                    "a game offers one (two-player games). "
                     "Every error is `{\"error\": message}` with a 4xx status.",
         version="1",
     )
@@ -427,16 +448,17 @@ def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE
 
     @app.post("/api/games/{game_id}/moves", summary="Play your move; returns what happened, step by step")
     def play_move(game_id: str, body: Move):
-        given = [k for k in ("action", "reroll", "keep") if getattr(body, k) is not None] + (["stop"] if body.stop else [])
+        given = [k for k in ("action", "reroll", "keep", "text") if getattr(body, k) is not None] + (
+            ["stop"] if body.stop else [])
         if len(given) != 1:
-            raise ApiError(422, "give exactly one of action, reroll, keep or stop: true")
+            raise ApiError(422, "give exactly one of action, reroll, keep, text or stop: true")
         for values in (body.reroll, body.keep):
             if values is not None and any(not 1 <= v <= 6 for v in values):
                 raise ApiError(422, "dice show 1 to 6")
         web = store.get(game_id)
         with web.lock:
             steps = web.play(action=body.action, reroll=body.reroll, keep=body.keep, stop=bool(body.stop),
-                             turn=body.turn)
+                             text=body.text, turn=body.turn)
             store.records.save(web)
             return {"id": web.id, "steps": steps, "state": web.state(log=False)}
 

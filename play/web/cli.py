@@ -15,7 +15,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8420
 
 DESCRIPTION = (
-    "Serve a page where you play 420 or 421 against the bots, with a coach that knows the exact win "
+    "Serve a page where you play the project's games against the bots, with a coach that knows the exact win "
     "probability of every move (two-player games), and your record against each bot. "
     "The API is documented at /docs."
 )

@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS games (
     seat        INTEGER NOT NULL,
     bots        TEXT NOT NULL,     -- JSON: the bots clockwise from the person's seat
     opponents   TEXT NOT NULL,     -- the bots' names sorted, joined by ', ' (the record's rows)
-    options     TEXT NOT NULL,     -- JSON: the game options (421: pot)
+    options     TEXT NOT NULL,     -- JSON: the game options (e.g. a pot or a goal)
     seed        INTEGER NOT NULL,
     status      TEXT NOT NULL,     -- 'playing' or 'over'
     started     REAL NOT NULL,
@@ -118,7 +118,7 @@ class Records:
             "actions": json.dumps(web.actions), "dice": json.dumps(web.dice.dice),
             "seats_drawn": json.dumps(web.dice.seats), "n_events": len(web.steps),
             "events": json.dumps([s["event"] for s in web.steps]) if over else None,
-            "outcome": web.session.outcome() if over else None, "loser": game.loser,
+            "outcome": web.session.outcome() if over else None, "loser": getattr(game, "loser", None),
         }
         columns = ", ".join(row)
         marks = ", ".join("?" for _ in row)

@@ -1,31 +1,41 @@
 """One game at the web table: a :class:`play.session.Session` plus what a page and
 the records need (every action and die, the person's moves, the narration so far).
 
-Everything game-specific sits in two small "rules" adapters, chosen by the
-game's engine class (not by its name: ``games`` is the only place that knows
-names).  They read a move the way the terminal does (``play.cli420`` /
-``play.cli421`` ``parse_command``, whose errors are the engines' and the
-terminal's words), list the person's legal moves and every choice of dice with
-the reason it is refused, describe the table, and snapshot a decision for the
-coach.
+Everything game-specific sits in the game's adapter, named by its spec
+(``GameSpec.web``, ``"games.<folder>.web:WEB"``) and loaded through the registry;
+nothing here names a game.  An adapter has:
+
+* ``has_stop`` and ``kind`` (how the page draws the table: a game's own drawing,
+  or ``"seats"``, the page's generic one: seats with a score and a line each, the
+  dice to show, a figure in the middle, whose turn);
+* ``hand(game, seat)``: the dice the person chooses from (None: the moves are
+  buttons), ``choice(game, seat, reroll)`` for each choice of dice to reroll (the
+  move, or why it is refused), ``stop(game, seat, narrator)``;
+* ``describe(game, action)``: a legal move in the game's words; ``parse(game, seat,
+  narrator, reroll=, keep=, stop=)`` a move named by dice, ``parse_text(game,
+  text)`` one typed as in the terminal (optional), ``precheck(game, action,
+  narrator)``; a refused move is a ``ValueError`` with its one line;
+* ``table(game, narrator, seat, steps)``: the table as the page draws it, and
+  ``fold(view, event)`` (optional) the table after one more event, so the page
+  shows each of the bots' moves as it happens; ``turn_title(game, seat)``
+  (optional): the line above the person's moves;
+* the coach: ``coach_unavailable(game, options)`` (a reason, or None),
+  ``snapshot``, ``values``, ``describe_snapshot`` and ``position_text``;
+  ``refuse_bot(spec, bot, players, options)`` (optional): why a bot may not sit.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 import games
-from games.dice420 import game as g420
-from games.dice421 import game as g421
 from core.dice import RandomDice
-from core.engine import IllegalAction
 from play import check_table, derive_seed
 from play.session import Session
-from play.web import coach
+from play.web.coach import NOTE, figures
 
 
 class MoveError(ValueError):
@@ -60,250 +70,24 @@ def sub_multisets(hand: Sequence[int]) -> list[tuple[int, ...]]:
     return sorted(out, key=lambda s: (len(s), [-v for v in s]))
 
 
-def _minus(hand: Sequence[int], part: Sequence[int]) -> tuple[int, ...]:
-    return tuple(sorted((Counter(hand) - Counter(part)).elements(), reverse=True))
-
-
-# ------------------------------------------------------------------------ the rules
-
-
-class Rules420:
-    """420: the person's choice is which dice to reroll (R2-R4)."""
-
-    has_stop = False
-
-    def hand(self, game: g420.Game420, seat: int):
-        return game.hands[seat]
-
-    def describe(self, game, action: int) -> str:
-        return g420.describe_action(action, game.hands[game.current_player])
-
-    def choices(self, game, seat: int) -> dict[str, dict]:
-        hand = game.hands[seat]
-        out = {}
-        for reroll in sub_multisets(hand):
-            try:
-                action = g420.action_for_reroll(hand, reroll)
-                out[dice_key(reroll)] = {"ok": True, "action": action, "text": g420.describe_action(action, hand)}
-            except IllegalAction as e:
-                out[dice_key(reroll)] = {"ok": False, "why": str(e)}
-        return out
-
-    def stop(self, game, seat: int, narrator) -> Optional[dict]:
-        return None
-
-    def precheck(self, game, action: int, narrator) -> None:
-        """Refuse an action index in the terminal's words where the engine's would be terser."""
-
-    def parse(self, game, seat: int, narrator, reroll=None, keep=None, stop=False) -> int:
-        from play import cli420
-
-        hand = game.hands[seat]
-        if stop:
-            raise MoveError("420 has no stop: reroll at least one die (R2)")
-        if keep is not None:
-            return cli420.parse_command("keep " + " ".join(map(str, keep)), hand).action
-        if len(reroll) > g420.N_DICE:
-            return cli420.parse_command(" ".join(map(str, reroll)), hand).action  # the terminal's message
-        return g420.action_for_reroll(hand, reroll)
-
-    def table(self, game: g420.Game420, narrator, seat: int, steps: Sequence[dict]) -> dict:
-        seats = []
-        for s in range(game.n_players):
-            if s in game.finish_order:
-                status = f"made 20, place {game.finish_order.index(s) + 1}"
-            elif game.loser == s:
-                status = "loses"
-            else:
-                status = "to move" if game.current_player == s else "in"
-            hand = game.hands[s]
-            seats.append({"seat": s, "hand": list(hand) if hand is not None else None,
-                          "total": sum(hand) if hand is not None else None, "status": status,
-                          "in": s in game.remaining and not game.is_over})
-        return {"kind": "420", "seats": seats, "remaining": list(game.remaining),
-                "finish_order": list(game.finish_order), "target": g420.TARGET}
-
-    # the coach ------------------------------------------------------------------
-    def coach_unavailable(self, game, options: dict) -> Optional[str]:
-        if game.n_players != 2:
-            return "the exact coach knows two-player games only"
-        return None
-
-    def snapshot(self, game, seat: int) -> dict:
-        return {"hand": list(game.hands[seat]), "opponent": list(game.hands[1 - seat])}
-
-    def values(self, snap: dict, options: dict):
-        return coach.values420(snap["hand"], snap["opponent"])
-
-    def describe_snapshot(self, snap: dict, action: int) -> str:
-        return g420.describe_action(action, tuple(snap["hand"]))
-
-    def position_text(self, snap: dict) -> str:
-        h, o = snap["hand"], snap["opponent"]
-        return f"your {g420.format_hand(h)} ({sum(h)}) against {g420.format_hand(o)} ({sum(o)})"
-
-
-class _ExplainShim:
-    """What ``TerminalGame421.explain_illegal`` reads from its terminal game: ``who``."""
-
-    def __init__(self, narrator):
-        self.who = narrator.who
-
-
-class Rules421:
-    """421: the person's choice is STOP (the leader after roll 1 or 2) or the dice to keep."""
-
-    has_stop = True
-
-    def hand(self, game: g421.Game421, seat: int):
-        return game.dice_in_hand if game.current_player == seat else None
-
-    def describe(self, game, action: int) -> str:
-        return self._describe(game.dice_in_hand, action)
-
-    @staticmethod
-    def _describe(hand, action: int) -> str:
-        """The words of ``play.cli421.legal_moves_text``."""
-        hand = g421.canonical(hand)
-        if action == g421.STOP:
-            return f"stop with {g421.hand_str(hand)}"
-        keep = g421.keep_for_action(action)
-        if not keep:
-            return "reroll all three"
-        return f"keep {g421.hand_str(keep)}, reroll {g421.hand_str(_minus(hand, keep))}"
-
-    def choices(self, game, seat: int) -> dict[str, dict]:
-        from play import cli421
-
-        hand = game.dice_in_hand
-        legal = set(game.legal_actions())
-        out = {}
-        for reroll in sub_multisets(hand):
-            kept = _minus(hand, reroll)
-            try:
-                action = cli421.parse_command("keep " + " ".join(map(str, kept)), hand).action
-                if action not in legal:
-                    raise IllegalAction(game._illegal_message(action, sorted(legal)))
-                out[dice_key(reroll)] = {"ok": True, "action": action, "text": self._describe(hand, action)}
-            except IllegalAction as e:
-                out[dice_key(reroll)] = {"ok": False, "why": str(e)}
-        return out
-
-    def stop(self, game, seat: int, narrator) -> dict:
-        if g421.STOP in game.legal_actions():
-            return {"ok": True, "action": g421.STOP, "text": self._describe(game.dice_in_hand, g421.STOP)}
-        return {"ok": False, "why": self._why_not_stop(game, narrator)}
-
-    def precheck(self, game, action: int, narrator) -> None:
-        if action == g421.STOP and action not in game.legal_actions():
-            raise MoveError(self._why_not_stop(game, narrator))
-
-    def _why_not_stop(self, game, narrator) -> str:
-        from play.cli421 import TerminalGame421
-
-        legal = game.legal_actions()
-        error = IllegalAction(game._illegal_message(g421.STOP, legal))
-        return TerminalGame421.explain_illegal(_ExplainShim(narrator), game, g421.STOP, error)
-
-    def parse(self, game, seat: int, narrator, reroll=None, keep=None, stop=False) -> int:
-        from play import cli421
-
-        hand = game.dice_in_hand
-        if stop:
-            if g421.STOP not in game.legal_actions():
-                raise MoveError(self._why_not_stop(game, narrator))
-            return g421.STOP
-        if keep is not None:
-            return cli421.parse_command("keep " + " ".join(map(str, keep)), hand).action
-        if not reroll:  # rerolling nothing is keeping everything: the terminal's "keep" message
-            return cli421.parse_command("keep " + " ".join(map(str, hand)), hand).action
-        return cli421.parse_command(" ".join(map(str, reroll)), hand).action
-
-    def table(self, game: g421.Game421, narrator, seat: int, steps: Sequence[dict]) -> dict:
-        seats = []
-        for s in range(game.n_players):
-            if s in game.winners:
-                status = "out, a winner"
-            elif game.loser == s:
-                status = "loses"
-            elif game.current_player == s:
-                status = "to move"
-            else:
-                status = "in"
-            seats.append({"seat": s, "tokens": game.tokens[s], "status": status,
-                          "leader": s == game.leader and not game.is_over,
-                          "hand": list(game.dice_in_hand) if game.current_player == s else None})
-        rounds = _rounds421(steps)
-        return {
-            "kind": "421", "seats": seats, "pot": game.pot, "initial_pot": game.initial_pot,
-            "phase": game.phase, "leader": game.leader, "round_order": list(game.round_order),
-            "to_move": game.current_player, "rolls_used": game.rolls_used, "rolls_allowed": game.rolls_allowed,
-            "leader_rolls": game.leader_rolls,
-            "hands_played": [{"seat": s, "hand": list(h), "rolls": r} for s, h, r in game.hands_played],
-            "round": rounds[-1] if rounds else None,
-            "previous_round": rounds[-2] if len(rounds) > 1 else None,
-        }
-
-    # the coach ------------------------------------------------------------------
-    def coach_unavailable(self, game, options: dict) -> Optional[str]:
-        if game.n_players != 2:
-            return "the exact coach knows two-player games only (the three-player game is not solved)"
-        if options.get("pot", 0) > coach.MAX_COACH_POT:
-            return (f"the exact coach solves pots up to {coach.MAX_COACH_POT} tokens here "
-                    f"(pot {options['pot']} would take minutes)")
-        return None
-
-    def snapshot(self, game, seat: int) -> dict:
-        follower = seat != game.leader
-        return {
-            "pot": game.initial_pot, "tokens": game.tokens[seat], "leader": not follower,
-            "rolls_used": game.rolls_used, "rolls_allowed": game.rolls_allowed,
-            "hand": list(game.dice_in_hand),
-            "leader_hand": list(dict((s, h) for s, h, _ in game.hands_played)[game.leader]) if follower else None,
-        }
-
-    def values(self, snap: dict, options: dict):
-        return coach.values421(snap["pot"], snap["tokens"], snap["leader"], snap["rolls_used"],
-                               snap["rolls_allowed"], snap["hand"], snap["leader_hand"])
-
-    def describe_snapshot(self, snap: dict, action: int) -> str:
-        return self._describe(snap["hand"], action)
-
-    def position_text(self, snap: dict) -> str:
-        role = "leading" if snap["leader"] else f"following {g421.hand_str(snap['leader_hand'])}"
-        return (f"your {g421.hand_str(snap['hand'])} after roll {snap['rolls_used']} of "
-                f"{snap['rolls_allowed']}, {role}, holding {snap['tokens']} of {snap['pot']} tokens")
-
-
-def _rounds421(steps: Sequence[dict]) -> list[dict]:
-    """The last two rounds as they happened: every roll (charge, discharge, RAMPO), stop and
-    exchange, each with the narrator's line."""
-    starts = [i for i, s in enumerate(steps) if s["event"]["type"] == "round"][-2:]
-    rounds = []
-    for n, start in enumerate(starts):
-        end = starts[n + 1] if n + 1 < len(starts) else len(steps)
-        head = steps[start]
-        entries, result = [], None
-        for step in steps[start + 1:end]:
-            e, kind = step["event"], step["event"]["type"]
-            if kind in ("roll", "reroll", "rampo_roll", "stop", "turn_end"):
-                entries.append({"seat": e["seat"], "kind": kind, "hand": e["hand"], "keep": e.get("keep"),
-                                "text": step["text"]})
-            elif kind in ("rampo", "take", "give", "leave", "charge_end", "game_end") and step["text"]:
-                entries.append({"seat": None, "kind": kind, "hand": None, "keep": None, "text": step["text"]})
-                if kind in ("take", "give"):
-                    result = step["text"]
-        rounds.append({"phase": head["event"]["phase"], "order": head["event"]["order"],
-                       "leader": head["event"].get("leader"), "title": head["text"], "entries": entries,
-                       "result": result})
-    return rounds
-
-
-RULES = {g420.Game420: Rules420(), g421.Game421: Rules421()}
+# ------------------------------------------------------------------------ the adapters
 
 
 def rules_for(spec: games.GameSpec):
-    return RULES[spec.engine]
+    """The game's adapter for the page (``spec.web``, ``"module:attr"``): what it reads,
+    lists, draws and coaches (see the module's docstring)."""
+    if not spec.web:
+        raise ValueError(f"{spec.name} declares no adapter for the web page")
+    return games.load(spec.web)
+
+
+def choices(rules, game, seat: int) -> dict[str, dict]:
+    """Every choice of dice to reroll from the person's hand, keyed by ``dice_key``, with
+    the move it makes or why it is refused ({} for a game whose moves are no dice)."""
+    hand = rules.hand(game, seat)
+    if hand is None or not hasattr(rules, "choice"):
+        return {}
+    return {dice_key(reroll): rules.choice(game, seat, reroll) for reroll in sub_multisets(hand)}
 
 
 # ------------------------------------------------------------------------ recording
@@ -317,8 +101,8 @@ class RecordingDice:
         self.dice: list[int] = []
         self.seats: list[int] = []
 
-    def roll(self, n: int) -> tuple[int, ...]:
-        values = self.inner.roll(n)
+    def roll(self, n: int, *faces: int) -> tuple[int, ...]:
+        values = self.inner.roll(n, *faces)
         self.dice.extend(int(v) for v in values)
         return values
 
@@ -359,7 +143,8 @@ class WebGame:
     dice: RecordingDice
     actions: list  # [seat, action] in order, every seat's
     moves: list = field(default_factory=list)  # the person's: {"action", "snapshot"}
-    steps: list = field(default_factory=list)  # {"text", "event"} for every event so far
+    steps: list = field(default_factory=list)  # {"text", "event"} for every event so far (+ "view")
+    view: Optional[dict] = None  # the table after the last step, for an adapter that folds events
     started: float = field(default_factory=time.time)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -399,10 +184,16 @@ class WebGame:
         return web
 
     def _collect(self) -> list[dict]:
-        """The new events as steps: each with the narrator's text (None for a silent one)."""
+        """The new events as steps: each with the narrator's text (None for a silent one) and,
+        where the adapter folds events into its table, the table after it (``view``)."""
         new = []
+        fold = getattr(self.rules, "fold", None)
         for event in self.session.new_events():
-            new.append({"text": self.session.narrator.line(event), "event": jsonable(event)})
+            step = {"text": self.session.narrator.line(event), "event": jsonable(event)}
+            if fold is not None:
+                self.view = fold(self.view, step["event"])
+                step["view"] = self.view
+            new.append(step)
         self.steps.extend(new)
         return new
 
@@ -413,8 +204,8 @@ class WebGame:
         return [self.bots[(self.seat + 1 + i) % n] for i in range(n - 1)]
 
     # --- moving --------------------------------------------------------------------
-    def play(self, *, action=None, reroll=None, keep=None, stop=False, turn=None) -> list[dict]:
-        """Play the person's move (one of the four ways to name it); returns the new steps."""
+    def play(self, *, action=None, reroll=None, keep=None, stop=False, text=None, turn=None) -> list[dict]:
+        """Play the person's move (one of the five ways to name it); returns the new steps."""
         session = self.session
         if session.over:
             raise MoveError("the game is over: no move is legal", 409)
@@ -425,7 +216,12 @@ class WebGame:
             raise MoveError(f"it is not your turn: {session.narrator.who(session.game.current_player)} is to move", 409)
         game = session.game
         try:
-            if action is None:
+            if text is not None:
+                parse_text = getattr(self.rules, "parse_text", None)
+                if parse_text is None:
+                    raise MoveError(f"{self.spec.name} takes no move in words here: {self.spec.how_to_move}")
+                action = parse_text(game, text)
+            elif action is None:
                 action = self.rules.parse(game, self.seat, session.narrator, reroll=reroll, keep=keep, stop=stop)
             else:
                 self.rules.precheck(game, action, session.narrator)
@@ -453,12 +249,14 @@ class WebGame:
         """Who won, plainly, once the game is over: the narrator's last line."""
         if not self.game.is_over:
             return None
-        return next(s["text"] for s in reversed(self.steps) if s["event"]["type"] == "game_end")
+        return next((s["text"] for s in reversed(self.steps) if s["text"]), None)
 
     def state(self, *, log: bool = True) -> dict:
         session, game, rules = self.session, self.game, self.rules
         narrator = session.narrator
         waiting = session.waiting
+        hand = rules.hand(game, self.seat) if waiting else None
+        turn_title = getattr(rules, "turn_title", None)
         seats = []
         for s in range(self.n_players):
             seats.append({"seat": s, "name": narrator.seat_name(s), "who": narrator.who(s),
@@ -480,11 +278,12 @@ class WebGame:
             "over": game.is_over,
             "outcome": session.outcome(),
             "result": self.result_text(),
-            "loser": game.loser,
+            "loser": getattr(game, "loser", None),  # the one who lost, where a game has one
             "table": rules.table(game, narrator, self.seat, self.steps),
-            "hand": list(rules.hand(game, self.seat)) if waiting else None,
+            "hand": list(hand) if hand is not None else None,
             "legal": [{"action": a, "text": rules.describe(game, a)} for a in session.legal_actions()],
-            "choices": rules.choices(game, self.seat) if waiting else {},
+            "choices": choices(rules, game, self.seat) if waiting else {},
+            "turn_title": turn_title(game, self.seat) if waiting and turn_title is not None else None,
             "stop": rules.stop(game, self.seat, narrator) if waiting else None,
             "has_stop": rules.has_stop,
             "coach": self.coach_unavailable() is None,
@@ -517,15 +316,5 @@ class WebGame:
         total = sum(r["cost_pp"] for r in review)
         return {"available": True, "why": None, "turn": len(self.moves), "position": position, "review": review,
                 "total_cost_pp": total, "mistakes": sum(1 for r in review if r["cost_pp"] > 0),
-                "note": "Exact win probabilities with both players playing optimally from the position on."}
+                "note": NOTE}
 
-
-def figures(rules, snap: dict, options: dict) -> dict:
-    """The coach's figures at one decision: every legal move, best first, with its cost in pp."""
-    value, moves = rules.values(snap, options)
-    rows = []
-    for m in sorted(moves, key=lambda m: (-m.p, m.action)):
-        cost = 100.0 * (value - m.p)
-        rows.append({"action": m.action, "text": rules.describe_snapshot(snap, m.action), "p": m.p,
-                     "cost_pp": 0.0 if cost < 1e-9 else cost, "best": cost < 1e-9})
-    return {"position": rules.position_text(snap), "value": value, "moves": rows, "snapshot": snap}

@@ -56,6 +56,13 @@ function die(value, size = 40, extra = "") {
   const face = document.createElementNS(NS, "rect");
   for (const [k, v] of Object.entries({ x: 5, y: 5, width: 90, height: 90, rx: 18, class: "face" })) face.setAttribute(k, v);
   svg.append(face);
+  if (!PIPS[value]) { // a die of more than six faces shows its number
+    const label = document.createElementNS(NS, "text");
+    for (const [k, v] of Object.entries({ x: 50, y: 52, "text-anchor": "middle", "dominant-baseline": "central",
+      class: "number" })) label.setAttribute(k, v);
+    label.textContent = String(value);
+    svg.append(label);
+  }
   for (const [cx, cy] of PIPS[value] || []) {
     const pip = document.createElementNS(NS, "circle");
     pip.setAttribute("cx", cx);
@@ -166,8 +173,8 @@ async function startGame() {
   clearLog();
   state = res.data.state;
   selected.clear();
-  renderFrame(state, true);
-  await reveal(res.data.steps, state, blankView(state));
+  renderFrame(state, true, res.data.steps);
+  await reveal(res.data.steps, state, blankView(state, res.data.steps));
   render(state);
 }
 
@@ -188,20 +195,30 @@ function logLine(text, cls = "") {
 }
 
 // The table as drawn: seat cards from a "view" (the state's table, changed step by step
-// while the bots' moves are revealed).
+// while the bots' moves are revealed).  420 and 421 have drawings of their own; any
+// other game sends the generic view (kind "seats"): per seat a score, a detail, a line
+// and the dice to show, a figure in the middle, whose turn; each step carries its view.
+const OWN_DRAWING = new Set(["420", "421"]);
+
 function seatCards(st, view) {
   const cards = [];
   for (const s of st.seats) {
     const t = view.seats[s.seat];
     const toMove = view.to_move === s.seat;
-    const classes = ["seat", s.you ? "you" : "", toMove ? "moving" : "", t.status === "loses" ? "lost" : "",
-      /made 20|winner/.test(t.status) ? "won" : ""].join(" ");
+    const won = t.won || /made 20|winner/.test(t.status);
+    const lost = t.lost || t.status === "loses";
+    const classes = ["seat", s.you ? "you" : "", toMove ? "moving" : "", lost ? "lost" : "",
+      won ? "won" : ""].join(" ");
     const head = el("div", { class: "seat-head" },
       el("span", { class: "seat-name" }, s.name),
       el("span", { class: "seat-label" }, s.you ? "you" : s.bot),
       view.kind === "421" && t.leader ? el("span", { class: "badge lead" }, "leads") : null);
     const body = el("div", { class: "seat-body" });
-    if (view.kind === "420") {
+    if (!OWN_DRAWING.has(view.kind)) {
+      body.append(t.dice && t.dice.length ? diceRow(t.dice, 34) : el("span", { class: "muted small" }, "—"));
+      body.append(el("span", { class: "score" }, String(t.score ?? ""),
+        t.detail ? el("small", { class: "muted" }, " " + t.detail) : null));
+    } else if (view.kind === "420") {
       body.append(t.hand ? diceRow(t.hand, 34) : el("span", { class: "muted" }, "not rolled"));
       body.append(el("span", { class: "total" + (t.total === view.target ? " twenty" : t.total > view.target ? " over" : "") },
         t.total === null || t.total === undefined ? "" : String(t.total)));
@@ -213,6 +230,7 @@ function seatCards(st, view) {
     }
     const status = t.status === "in" ? "" : t.status;
     cards.push(el("div", { class: classes, "data-seat": s.seat }, head, body,
+      t.line ? el("div", { class: "seat-line" }, t.line) : null,
       el("div", { class: "seat-status" }, status)));
   }
   return cards;
@@ -236,7 +254,11 @@ function drawTable(st, view) {
   const table = $("table");
   table.className = "table n" + st.players;
   const cards = seatCards(st, view);
-  if (view.kind === "421") {
+  if (view.centre) {
+    const c = view.centre;
+    cards.unshift(el("div", { class: "pot centre" }, el("span", { class: "muted" }, c.label || ""),
+      el("span", { class: "pot-count" }, String(c.value ?? "")), el("span", { class: "muted small" }, c.small || "")));
+  } else if (view.kind === "421") {
     cards.unshift(el("div", { class: "pot" }, el("span", { class: "muted" }, "pot"),
       el("span", { class: "pot-count" }, String(view.pot)), el("span", { class: "muted small" }, `of ${view.initial_pot}`)));
   }
@@ -275,6 +297,7 @@ function drawRound(view) {
 // One event applied to the view while revealing (the server's state replaces it at the end).
 function applyStep(view, ev, text) {
   const t = ev.type;
+  if (!OWN_DRAWING.has(view.kind)) return ev.seat ?? null;
   if (view.kind === "420") {
     if (t === "roll") {
       view.seats[ev.seat].hand = ev.hand;
@@ -318,7 +341,13 @@ async function reveal(steps, finalState, view) {
   $("skip").classList.toggle("hidden", DELAY === 0);
   setTurnEnabled(false);
   for (const step of steps) {
-    const seat = applyStep(view, step.event, step.text);
+    let seat;
+    if (step.view) { // the server's table after this step
+      view = JSON.parse(JSON.stringify(step.view));
+      seat = step.event.seat ?? null;
+    } else {
+      seat = applyStep(view, step.event, step.text);
+    }
     if (!step.text) continue;
     logLine(step.text, step.event.type);
     if (!skipping) {
@@ -335,19 +364,25 @@ async function reveal(steps, finalState, view) {
 }
 
 // What the table looked like before the steps of a response (the log is rebuilt from scratch).
-function renderFrame(st, fresh) {
+function renderFrame(st, fresh, steps) {
   const meta = [`seed ${st.seed}`, ...Object.entries(st.options).map(([k, v]) => `${k} ${v}`)];
   $("game-name").textContent = `${st.game} · ${st.players} players · you are ${st.seats[st.seat].name}`;
   $("game-meta").textContent = meta.join(" · ");
-  if (fresh) drawTable(st, blankView(st));
+  if (fresh) drawTable(st, blankView(st, steps));
   $("result").classList.add("hidden");
   $("turn").classList.add("hidden");
   setTurnEnabled(false);
 }
 
 // The table before anything was rolled (the steps of a new game are revealed onto it).
-function blankView(st) {
+function blankView(st, steps) {
+  if (steps && steps.length && steps[0].view) {
+    const first = JSON.parse(JSON.stringify(steps[0].view));
+    first.to_move = null;
+    return first;
+  }
   const view = viewOf(st);
+  if (!OWN_DRAWING.has(view.kind)) return view;
   if (view.kind === "420") for (const s of view.seats) { s.hand = null; s.total = null; s.status = "in"; }
   else {
     view.round = null; view.previous_round = null; view.current = {}; view.pot = view.initial_pot;
@@ -389,8 +424,12 @@ function drawTurn(st) {
   turn.classList.remove("hidden");
   setTurnEnabled(true);
   const t = st.table;
+  const withDice = Array.isArray(st.hand);
+  for (const id of ["mode", "my-dice", "choice", "roll"]) $(id).classList.toggle("hidden", !withDice);
+  if (!withDice) { drawMoveButtons(st); return; }
   let title;
-  if (t.kind === "420") title = `Your turn: ${key(st.hand)} (${st.hand.reduce((a, b) => a + b, 0)}). Click the dice to reroll.`;
+  if (st.turn_title) title = st.turn_title;
+  else if (t.kind === "420") title = `Your turn: ${key(st.hand)} (${st.hand.reduce((a, b) => a + b, 0)}). Click the dice to reroll.`;
   else if (t.leader === st.seat) title = `Your turn: you lead, roll ${t.rolls_used} of at most ${t.rolls_allowed}.`;
   else title = `Your turn: roll ${t.rolls_used} of ${t.rolls_allowed} (the leader made ${t.rolls_allowed}).`;
   $("turn-title").textContent = title;
@@ -420,6 +459,17 @@ function drawTurn(st) {
   drawChoice();
 }
 
+// A game whose moves are no dice: one button per legal move, in the game's words.
+function drawMoveButtons(st) {
+  $("turn-title").textContent = st.turn_title || "Your turn.";
+  $("stop").classList.add("hidden");
+  $("choice").textContent = "";
+  const legal = $("legal");
+  legal.replaceChildren(...st.legal.map((m, i) => el("button", {
+    class: "move" + (i === 0 ? " primary" : ""), "data-action": m.action,
+    onclick: () => sendMove({ action: m.action }) }, m.text)));
+}
+
 function rerollDice() {
   const hand = state.hand;
   const picked = hand.filter((_, i) => selected.has(i));
@@ -428,7 +478,7 @@ function rerollDice() {
 }
 
 function currentChoice() {
-  return state && state.waiting ? state.choices[key(rerollDice())] : null;
+  return state && state.waiting && Array.isArray(state.hand) ? state.choices[key(rerollDice())] : null;
 }
 
 function drawChoice() {
@@ -640,6 +690,7 @@ async function main() {
   });
   const res = await api("GET", "/api/setup");
   SETUP = res.data;
+  $("game-names").textContent = SETUP.games.map((g) => g.name).join(" · ");
   choice = { game: SETUP.games[0].name };
   renderSetup();
   $("players").addEventListener("change", (e) => { choice.players = Number(e.target.value); renderSetup(); });
