@@ -425,7 +425,8 @@ function drawTurn(st) {
   setTurnEnabled(true);
   const t = st.table;
   const withDice = Array.isArray(st.hand);
-  for (const id of ["mode", "my-dice", "choice", "roll"]) $(id).classList.toggle("hidden", !withDice);
+  for (const id of ["mode", "my-dice", "choice"]) $(id).classList.toggle("hidden", !withDice);
+  $("roll").parentElement.classList.toggle("hidden", !withDice); // reroll and stop
   if (!withDice) { drawMoveButtons(st); return; }
   let title;
   if (st.turn_title) title = st.turn_title;
