@@ -131,61 +131,107 @@ class VecPigEnv(BatchedVecEnv):
         return self._dice_override or random_dice(self.rng, self.faces)
 
     # --- game mechanics on a subset of games ---------------------------------
-    def _roll(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The seat to move in each of ``rows`` rolls (P1, P2).  Returns per row whether the
-        game is over and the agent's reward if so."""
-        values = np.asarray(self.dice(rows), dtype=np.int64)
-        if self._dice_override is not None and ((values < 1) | (values > self.faces)).any():
-            raise ValueError(f"the dice function gave values outside 1..{self.faces}: {values.tolist()}")
-        seats = self.cur[rows]
-        bust = values == g.BUST
-        self.turn[rows] = np.where(bust, 0, self.turn[rows] + values)
-        self.cur[rows] = np.where(bust, seats ^ 1, seats)
-        total = self.score[rows, seats] + self.turn[rows]
-        won = ~bust & (total >= self.goal)
-        w = rows[won]
-        self.score[w, seats[won]] = total[won]
-        self.turn[w] = 0
-        return won, np.where(won, np.where(seats == self.seat[rows], 1.0, -1.0), 0.0)
+    # A subset of games in play is one int64 array ``S`` of shape (7, games), a column per
+    # game: the mover's score, the other's score, the turn total, the seat to move, the
+    # agent's seat, the game's row and its place in the caller's ``rows``.  A pass is a
+    # few array operations on all of its columns; a column leaves (one copy of ``S``)
+    # when its game is at the agent's choice or over, and the rows are written back once.
+    A, B, T, CUR, SEAT, ROW, POS = range(7)
 
-    def _hold(self, rows: np.ndarray) -> None:
-        seats = self.cur[rows]
-        self.score[rows, seats] += self.turn[rows]
-        self.turn[rows] = 0
-        self.cur[rows] = seats ^ 1
+    def _columns(self, rows: np.ndarray) -> np.ndarray:
+        S = np.empty((7, len(rows)), dtype=np.int64)
+        cur = self.cur[rows]
+        S[self.A] = self.score[rows, cur]
+        S[self.B] = self.score[rows, cur ^ 1]
+        S[self.T] = self.turn[rows]
+        S[self.CUR] = cur
+        S[self.SEAT] = self.seat[rows]
+        S[self.ROW] = rows
+        S[self.POS] = np.arange(len(rows))
+        return S
 
-    def _opponent_rolls(self, rows: np.ndarray) -> np.ndarray:
-        """Whether the opponent to move in each of ``rows`` rolls, from its table."""
-        out = np.empty(len(rows), dtype=bool)
-        drawn = self.opp_index[rows, self.cur[rows]] if len(self._pool) > 1 else np.zeros(len(rows), dtype=np.int64)
+    def _write_back(self, parts: list[np.ndarray]) -> None:
+        S = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+        rows, cur = S[self.ROW], S[self.CUR]
+        self.score[rows, cur] = S[self.A]
+        self.score[rows, cur ^ 1] = S[self.B]
+        self.turn[rows] = S[self.T]
+        self.cur[rows] = cur
+
+    def _move(self, S: np.ndarray, roll: np.ndarray) -> np.ndarray:
+        """Every column of ``S`` moves, in place: a roll where ``roll`` (P1, P2; one die per
+        roll, drawn in column order), else a hold.  Returns whether each column's game is won
+        (by its mover, who keeps the move; its turn total banked)."""
+        a, b, t, cur = S[self.A], S[self.B], S[self.T], S[self.CUR]
+        n_rolls = np.count_nonzero(roll)
+        if self._dice_override is None:
+            values = self.rng.integers(1, self.faces + 1, size=n_rolls)
+        else:
+            values = np.asarray(self._dice_override(S[self.ROW][roll]), dtype=np.int64)
+            if ((values < 1) | (values > self.faces)).any():
+                raise ValueError(f"the dice function gave values outside 1..{self.faces}: {values.tolist()}")
+        if n_rolls == len(roll):
+            v = values
+        else:
+            v = np.zeros(len(roll), dtype=np.int64)  # a hold: 0
+            v[roll] = values
+        stays = v > g.BUST  # rolled and not a 1: the mover moves again
+        passes = ~stays  # a hold or a 1: the other seat's turn starts
+        t += v
+        t *= v != g.BUST  # a 1 loses the turn total (multiplications: no masked writes)
+        total = a + t  # what the mover banks (a hold, a 1) or reaches (a roll)
+        # Below the goal before moving (else the game was over), a hold or a 1 stays below
+        # it: only a roll that stays can reach it (P2).
+        won = total >= self.goal
+        np.copyto(a, total, where=won)
+        new_a = np.where(passes, b, a)
+        np.copyto(b, total, where=passes)
+        np.copyto(a, new_a)
+        stays &= ~won
+        t *= stays  # 0 for the next mover, or banked by the winner
+        cur ^= passes
+        return won
+
+    def _opponent_rolls(self, S: np.ndarray) -> np.ndarray:
+        """Whether the mover of each column rolls by the opponent's table (asked for every
+        column, whoever moves: the draws are one per column and pass)."""
+        a, b, t = S[self.A], S[self.B], S[self.T]
+        if len(self._pool) == 1:
+            table = self._pool[0]
+            p = table[a, b, t]
+            return p if table.dtype == bool else self.rng.random(len(p)) < p
+        out = np.empty(S.shape[1], dtype=bool)
+        drawn = self.opp_index[S[self.ROW], S[self.CUR]]
         for k in np.unique(drawn):
             mine = np.flatnonzero(drawn == k)
-            r = rows[mine]
-            seats = self.cur[r]
             table = self._pool[k]
-            p = table[self.score[r, seats], self.score[r, seats ^ 1], self.turn[r]]
-            out[mine] = p if table.dtype == bool else self.rng.random(len(r)) < p
+            p = table[a[mine], b[mine], t[mine]]
+            out[mine] = p if table.dtype == bool else self.rng.random(len(mine)) < p
         return out
 
-    def _advance(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Play forced first rolls and the opponent's moves until the agent has a choice or
-        its game is over.  Returns each row's (done, reward)."""
-        done = np.zeros(len(rows), dtype=bool)
-        reward = np.zeros(len(rows))
-        where = np.arange(len(rows))
+    def _advance(self, S: np.ndarray, done: np.ndarray, reward: np.ndarray) -> None:
+        """Play forced first rolls and the opponent's moves, pass after pass, until every
+        game of ``S`` is at the agent's choice or over; each finished game's ``done`` and
+        ``reward`` (at its place ``POS``) are set, and the rows written back."""
+        parts = []
+        leave = (S[self.CUR] == S[self.SEAT]) & (S[self.T] > 0)  # at the agent's choice
         while True:
-            waiting = (self.cur[rows] == self.seat[rows]) & (self.turn[rows] > 0)
-            rows, where = rows[~waiting], where[~waiting]
-            if not len(rows):
-                return done, reward
-            roll = (self.turn[rows] == 0) | self._opponent_rolls(rows)
-            self._hold(rows[~roll])
-            won, r = self._roll(rows[roll])
-            at = where[roll][won]
-            done[at], reward[at] = True, r[won]
-            keep = np.ones(len(rows), dtype=bool)
-            keep[np.flatnonzero(roll)[won]] = False
-            rows, where = rows[keep], where[keep]
+            if np.count_nonzero(leave):  # (cheaper than .any() on small arrays)
+                parts.append(S.compress(leave, axis=1))
+                S = S.compress(~leave, axis=1)  # (faster than S[:, ~leave])
+                if not S.shape[1]:
+                    break
+            roll = self._opponent_rolls(S)
+            roll |= S[self.T] == 0
+            won = self._move(S, roll)
+            if np.count_nonzero(won):
+                w = S.compress(won, axis=1)
+                done[w[self.POS]] = True
+                reward[w[self.POS]] = np.where(w[self.CUR] == w[self.SEAT], 1.0, -1.0)
+            leave = (S[self.CUR] == S[self.SEAT]) & (S[self.T] > 0)
+            leave |= won
+        if parts:
+            self._write_back(parts)
 
     def _new_games(self, rows: np.ndarray) -> None:
         """P3: seat 0 moves first; the agent's seat as asked; then up to its first choice."""
@@ -199,7 +245,9 @@ class VecPigEnv(BatchedVecEnv):
         self.score[rows] = 0
         self.turn[rows] = 0
         self.cur[rows] = 0
-        self.decided[rows], self.pending[rows] = self._advance(rows)
+        done, reward = np.zeros(n, dtype=bool), np.zeros(n)
+        self._advance(self._columns(rows), done, reward)
+        self.decided[rows], self.pending[rows] = done, reward
 
     # --- VecEnv API ----------------------------------------------------------
     def _raise_illegal(self, row: int, action, why: str) -> None:
@@ -216,15 +264,17 @@ class VecPigEnv(BatchedVecEnv):
         dones = self.decided.copy()
         live = np.flatnonzero(~dones)
         if len(live):
-            a = actions[live]
-            holds = live[a == g.HOLD]
-            self._hold(holds)
-            rolls = live[a == g.ROLL]
-            won, r = self._roll(rolls)
-            dones[rolls[won]], rewards[rolls[won]] = True, r[won]
-            going = np.concatenate([holds, rolls[~won]])
+            S = self._columns(live)
+            roll = actions[live] == g.ROLL
+            won = self._move(S, roll)  # the agent's move
+            done, reward = np.zeros(len(live), dtype=bool), np.zeros(len(live))
+            done[won], reward[won] = True, np.where(S[self.CUR][won] == S[self.SEAT][won], 1.0, -1.0)
+            # the games go on holds first, then rolls (the order in which they draw)
+            going = np.concatenate([np.flatnonzero(~roll), np.flatnonzero(roll & ~won)])
+            self._write_back([S.compress(won, axis=1)])
             if len(going):
-                dones[going], rewards[going] = self._advance(going)
+                self._advance(S.take(going, axis=1), done, reward)
+            dones[live], rewards[live] = done, reward
         return self._finish_step(rewards.astype(np.float32), dones)
 
     def _obs(self, rows: np.ndarray | None = None) -> np.ndarray:
