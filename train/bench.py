@@ -3,16 +3,31 @@
 Every measurement runs in its own fresh process (so peak memory is its own),
 one after another.  Figures are steps per second of wall time on this machine;
 the ratios against the peers are the numbers to compare across machines.
+
+Every registered game's batched env (``GameSpec.batched_env``) is measured in one
+loop, against its random bot's exact policy table (``agents.bot_table``), with
+the game's default options.  Pig's is also set against OpenSpiel's C++ ``pig``
+on the same game (two players, the goal and faces of Pig's defaults) and the
+same random-legal-move loop, counting decisions on both sides: a step of the
+batched env is one decision of the agent's seat, and it also plays every die and
+every move of the opponent's seat (from its table) up to the agent's next
+decision; OpenSpiel's figure counts every decision of both seats (one
+``apply_action`` each, from Python) and not its chance nodes (the dice).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import multiprocessing as mp
 import resource
 import sys
 import time
-from typing import Callable
+from typing import Any, Callable
+
+import games
+
+WIDTH = 80  # every line of the output fits
 
 
 def _peak_mb() -> float:
@@ -66,17 +81,22 @@ def env_420_single(seconds: float) -> float:
     return _single_env(Dice420Env(opponent=make_agent("420", "optimal")), _random_legal(), seconds)
 
 
-def _batched_env(venv, seconds: float) -> float:
-    """Steps/s of a batched env, a random legal action per game (vectorised)."""
+def _batched_env(venv, seconds: float, tally: dict | None = None) -> float:
+    """Steps/s of a batched env, a random legal action per game (vectorised).  ``tally``
+    gets the steps played and the games finished (all windows)."""
     import numpy as np
 
     venv.reset()
     rng = np.random.default_rng(0)
+    tally = {} if tally is None else tally
+    tally.update(steps=0, games=0)
 
     def run():
         masks = venv.action_masks()
         scores = np.where(masks, rng.random(masks.shape), -1.0)
-        venv.step(scores.argmax(axis=1))
+        _, _, dones, _ = venv.step(scores.argmax(axis=1))
+        tally["steps"] += venv.num_envs
+        tally["games"] += int(np.count_nonzero(dones))
         return venv.num_envs
 
     return _timed(run, seconds)
@@ -125,30 +145,68 @@ def env_blackjack(seconds: float) -> float:
     return _single_env(env, lambda e: e.action_space.sample(), seconds)
 
 
-def env_pig(seconds: float) -> float:
+N_ENVS = 1024  # games of a batched env
+
+
+def env_batched(game: str, seconds: float, n_envs: int = N_ENVS):
+    """Agent steps/s of a registered game's batched env against the game's random bot
+    (its exact policy table), default options; and its agent steps per finished game."""
+    import agents
+
+    spec = games.get(game)
+    options = spec.check_options({})
+    venv = games.load(spec.batched_env)(n_envs, agents.bot_table(spec.name, "random", **options), seed=0,
+                                        **options)
+    tally: dict = {}
+    rate = _batched_env(venv, seconds, tally)
+    return rate, {"steps_per_game": tally["steps"] / max(tally["games"], 1)}
+
+
+OPENSPIEL_GAME = "pig"  # the registered game that OpenSpiel's C++ pig plays
+
+
+def openspiel_pig_params() -> dict[str, int]:
+    """OpenSpiel's parameters for the registered game's defaults (two players)."""
+    options = games.get(OPENSPIEL_GAME).check_options({})
+    return {"players": 2, "winscore": options["goal"], "diceoutcomes": options["faces"]}
+
+
+def env_pig(seconds: float):
+    """OpenSpiel's C++ pig from Python, a uniformly random legal action at every
+    decision and a uniform die at every chance node.  Decisions/s (both seats; chance
+    nodes not counted); every node/s (chance nodes too: the bench's figure before it
+    counted decisions) and decisions and nodes per game."""
     import numpy as np
     import pyspiel
 
-    game = pyspiel.load_game("pig")
+    game = pyspiel.load_game("pig", openspiel_pig_params())
     rng = np.random.default_rng(0)
     state = game.new_initial_state()
+    tally = {"nodes": 0, "decisions": 0, "games": 0}
 
     def run():
         nonlocal state
-        steps = 0
-        while steps < 1000:
+        nodes = decisions = 0
+        while nodes < 1000:
             if state.is_terminal():
                 state = game.new_initial_state()
+                tally["games"] += 1
             if state.is_chance_node():
                 outcomes = state.chance_outcomes()
                 state.apply_action(outcomes[rng.integers(len(outcomes))][0])
             else:
                 actions = state.legal_actions()
                 state.apply_action(actions[rng.integers(len(actions))])
-            steps += 1
-        return steps
+                decisions += 1
+            nodes += 1
+        tally["nodes"] += nodes
+        tally["decisions"] += decisions
+        return decisions
 
-    return _timed(run, seconds)
+    rate = _timed(run, seconds)
+    per_game = max(tally["games"], 1)
+    return rate, {"nodes_per_s": rate * tally["nodes"] / max(tally["decisions"], 1),
+                  "decisions_per_game": tally["decisions"] / per_game, "nodes_per_game": tally["nodes"] / per_game}
 
 
 # --- training throughput --------------------------------------------------------
@@ -189,13 +247,22 @@ def train_plain(timesteps: int) -> float:
 
 def _child(name: str, arg, queue) -> None:
     try:
-        value = MEASURES[name](arg)
+        value = MEASURES[name](arg)  # a rate, or (rate, notes): figures the summary uses
         queue.put((value, _peak_mb(), None))
     except ImportError as e:
         queue.put((None, _peak_mb(), f"not installed ({e.name})"))
     except Exception as e:  # report and go on with the other measurements
         queue.put((None, _peak_mb(), f"{type(e).__name__}: {e}"))
 
+
+def batched_name(game: str) -> str:
+    """The measurement of a registered game's batched env, as the table names it."""
+    cls = games.get(game).batched_env.rpartition(":")[2]
+    return f"{game} batched env ({cls} vs random, {N_ENVS} games)"
+
+
+OPENSPIEL = "OpenSpiel pig (C++), decisions"
+OPENSPIEL_NODES = "OpenSpiel pig (C++), every node"  # the peer the 420 and 421 envs keep
 
 MEASURES = {
     "420 single env (Dice420-v0)": env_420_single,
@@ -205,7 +272,9 @@ MEASURES = {
     "421 3p single env (Dice421-v0, vs greedy421)": env_421_three_single,
     "421 3p batched (Vec421NEnv, 1024 games)": env_421_three_batched,
     "Blackjack-v1 (gymnasium)": env_blackjack,
-    "OpenSpiel pig (C++)": env_pig,
+    **{batched_name(name): functools.partial(env_batched, name) for name in games.names()
+       if games.get(name).batched_env and "random" in games.get(name).bots},
+    OPENSPIEL: env_pig,
     "train ppo-420 preset (batched)": train_preset,
     "train plain MaskablePPO (DummyVecEnv x8, defaults)": train_plain,
 }
@@ -221,43 +290,88 @@ def measure(name: str, arg):
     return result
 
 
+def _line(text: str) -> None:
+    print(text if len(text) <= WIDTH else text[:WIDTH - 3] + "...", flush=True)
+
+
+def openspiel_lines(results: dict[str, Any], notes: dict[str, dict]) -> list[str]:
+    """The registered game's batched env against OpenSpiel's pig: the ratio of decisions/s,
+    what each side counts, and what the rules' one difference changes (decisions/game)."""
+    ours_name = batched_name(OPENSPIEL_GAME) if OPENSPIEL_GAME in games.names() else None
+    ours, theirs = results.get(ours_name), results.get(OPENSPIEL)
+    if not (ours and theirs):
+        return []
+    mine, os_notes = notes.get(ours_name, {}), notes.get(OPENSPIEL, {})
+    p = openspiel_pig_params()
+    lines = [f"batched {OPENSPIEL_GAME} env / {OPENSPIEL}: {ours / theirs:.1f}x",
+             f"  same game: {p['players']} players, goal {p['winscore']}, {p['diceoutcomes']} faces; "
+             "a random legal move per decision",
+             "  ours: a step is one decision of the agent's seat, with every die and the",
+             "  opponent's moves (its table) up to the next; OpenSpiel: one decision of",
+             f"  either seat; its chance nodes (dice) are not counted "
+             f"({os_notes.get('nodes_per_game', 0):.0f} nodes/game)"]
+    if mine.get("steps_per_game") and os_notes.get("decisions_per_game"):
+        lines.append(f"  decisions/game: OpenSpiel {os_notes['decisions_per_game']:.1f} (both seats), "
+                     f"ours {mine['steps_per_game']:.1f} (agent's)")
+    lines += ["  OpenSpiel asks at turn total 0 (a hold there passes) and ends on a hold;",
+              "  ours rolls that roll itself and ends on reaching the goal: fewer decisions"]
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=5.0,
                         help=f"seconds per environment measurement, the best of {WINDOWS} windows (default 5)")
     parser.add_argument("--train-steps", type=int, default=262_144, help="timesteps for the preset's training measurement")
     parser.add_argument("--plain-steps", type=int, default=16_384, help="timesteps for the plain MaskablePPO measurement")
+    parser.add_argument("--only", action="append", metavar="TEXT",
+                        help="only the measurements whose name contains TEXT (any case; repeat for more), "
+                             "e.g. --only pig for the Pig envs and OpenSpiel's pig (a quick run)")
     args = parser.parse_args(argv)
     args_for = {
         "train ppo-420 preset (batched)": args.train_steps,
         "train plain MaskablePPO (DummyVecEnv x8, defaults)": args.plain_steps,
     }
-    results = {}
-    print(f"{'measurement':<52} {'steps/s':>12} {'peak MB':>9}")
-    for name in MEASURES:
+    chosen = [n for n in MEASURES if not args.only or any(t.lower() in n.lower() for t in args.only)]
+    if not chosen:
+        parser.error(f"no measurement matches --only {' '.join(args.only)}")
+    results: dict[str, Any] = {}
+    notes: dict[str, dict] = {}
+    _line(f"{'measurement':<52} {'steps/s':>12} {'peak MB':>9}")
+    for name in chosen:
         value, peak, error = measure(name, args_for.get(name, args.seconds))
+        if isinstance(value, tuple):
+            value, notes[name] = value
         results[name] = value
         shown = f"{value:>12,.0f}" if value is not None else f"{'-':>12}"
-        print(f"{name:<52} {shown} {peak:>9.0f}" + (f"   ({error})" if error else ""), flush=True)
+        _line(f"{name:<52} {shown} {peak:>9.0f}")
+        if error:
+            _line(f"    ({error})")
+        if name == OPENSPIEL and value is not None:  # the old figure, from the same run
+            results[OPENSPIEL_NODES] = notes[name]["nodes_per_s"]
+            _line(f"{OPENSPIEL_NODES:<52} {results[OPENSPIEL_NODES]:>12,.0f} {'':>9}")
     print()
-    batched = results["420 batched env (Vec420Env, 1024 games)"]
-    single = results["420 single env (Dice420-v0)"]
-    for peer in ("420 single env (Dice420-v0)", "Blackjack-v1 (gymnasium)", "OpenSpiel pig (C++)"):
+    batched = results.get("420 batched env (Vec420Env, 1024 games)")
+    single = results.get("420 single env (Dice420-v0)")
+    for peer in ("420 single env (Dice420-v0)", "Blackjack-v1 (gymnasium)", OPENSPIEL_NODES):
         if batched and results.get(peer):
-            print(f"batched 420 env / {peer}: {batched / results[peer]:.1f}x")
-    batched421 = results["421 batched env (Vec421Env, 1024 games)"]
-    for peer in ("421 single env (Dice421-v0, vs optimal)", "Blackjack-v1 (gymnasium)", "OpenSpiel pig (C++)"):
+            _line(f"batched 420 env / {peer}: {batched / results[peer]:.1f}x")
+    batched421 = results.get("421 batched env (Vec421Env, 1024 games)")
+    for peer in ("421 single env (Dice421-v0, vs optimal)", "Blackjack-v1 (gymnasium)", OPENSPIEL_NODES):
         if batched421 and results.get(peer):
-            print(f"batched 421 env / {peer}: {batched421 / results[peer]:.1f}x")
-    three, three_single = (results["421 3p batched (Vec421NEnv, 1024 games)"],
-                           results["421 3p single env (Dice421-v0, vs greedy421)"])
+            _line(f"batched 421 env / {peer}: {batched421 / results[peer]:.1f}x")
+    three, three_single = (results.get("421 3p batched (Vec421NEnv, 1024 games)"),
+                           results.get("421 3p single env (Dice421-v0, vs greedy421)"))
     if three and three_single:
-        print(f"batched 3-player 421 env / single 3-player env: {three / three_single:.1f}x")
+        _line(f"batched 3-player 421 env / single 3-player env: {three / three_single:.1f}x")
     if single and results.get("Blackjack-v1 (gymnasium)"):
-        print(f"single 420 env / Blackjack-v1: {single / results['Blackjack-v1 (gymnasium)']:.2f}x")
-    preset, plain = results["train ppo-420 preset (batched)"], results["train plain MaskablePPO (DummyVecEnv x8, defaults)"]
+        _line(f"single 420 env / Blackjack-v1: {single / results['Blackjack-v1 (gymnasium)']:.2f}x")
+    for line in openspiel_lines(results, notes):
+        _line(line)
+    preset = results.get("train ppo-420 preset (batched)")
+    plain = results.get("train plain MaskablePPO (DummyVecEnv x8, defaults)")
     if preset and plain:
-        print(f"training throughput, ppo-420 preset / plain MaskablePPO: {preset / plain:.1f}x")
+        _line(f"training throughput, ppo-420 preset / plain MaskablePPO: {preset / plain:.1f}x")
     return 0
 
 
