@@ -19,6 +19,11 @@ from core.dice import DiceSource
 PLAYER_WORDS = {2: "two", 3: "three", 4: "four"}
 
 
+class NoExactFigure(Exception):
+    """A table whose exact figure cannot be computed (an evaluator of ``GameSpec.exact_tables``
+    raises it); the message says why."""
+
+
 def load(target: str) -> Any:
     """The object a ``"package.module:attribute"`` string names."""
     module, _, attr = target.partition(":")
@@ -95,6 +100,7 @@ class GameSpec:
     exact_tables: Mapping[Optional[int], str] = field(default_factory=dict)
     # front-ends (play/)
     view: str = ""  # module of the game's words for the front-ends (play.terminal: intro, board, prompt, parse, ...)
+    web: str = ""  # "module:attr" of the game's adapter for the web page (play.web)
     terminal: str = ""  # "module:function" playing a person against bots in the terminal
     evaluate: str = ""  # "module:function" behind ``python -m play evaluate GAME``
     explain: str = ""  # "module:function" behind ``evaluate GAME --exact --explain`` (or "")

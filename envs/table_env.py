@@ -28,9 +28,10 @@ class TableEnv(gym.Env):
     """A seat at a table of ``n_players`` of ``spec``'s game; see each game's subclass for its rules.
 
     Arguments: ``opponent`` (an agent for every other seat, or a list, one per seat
-    clockwise from the agent), ``n_players``, ``agent_seat`` (a seat, or ``"random"``:
-    drawn at every reset), ``illegal_action`` (``"raise"``: raise ``IllegalAction``
-    with the rules' reason; ``"first_legal"``: play the first legal action instead
+    clockwise from the agent), ``n_players``, ``agent_seat`` (a seat, its name at the
+    table in lower case, or ``"random"``: drawn at every reset), ``illegal_action``
+    (``"raise"``: raise ``IllegalAction`` with the rules' reason; else the game's
+    fallback, ``fallback[0]``: play ``fallback[1]``, or the first legal action, instead
     and set ``info["illegal_action"]``), ``render_mode`` (``"ansi"`` or ``"human"``)
     and the game's options (e.g. ``goal=50``), each checked by the game's spec.
 
@@ -41,16 +42,22 @@ class TableEnv(gym.Env):
     """
 
     spec_of_game: GameSpec  # set by each game's subclass
+    # What illegal_action calls playing a legal action instead, and that action (None: the first legal)
+    fallback: tuple[str, Optional[int]] = ("first_legal", None)
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
 
     def __init__(self, opponent: Any = None, n_players: Optional[int] = None, agent_seat: int | str = "random",
-                 illegal_action: str = "first_legal", render_mode: Optional[str] = None, **options):
+                 illegal_action: Optional[str] = None, render_mode: Optional[str] = None, **options):
         game = self.spec_of_game
-        self.n_players = game.check_players(game.min_players if n_players is None else n_players)
+        try:
+            self.n_players = game.check_players(game.min_players if n_players is None else n_players)
+        except ValueError as e:
+            raise ValueError(f"n_players: {e}") from None
         self.options = game.check_options(options)
         self._seat_of(agent_seat)  # checks it
-        if illegal_action not in ("raise", "first_legal"):
-            raise ValueError(f"illegal_action must be 'raise' or 'first_legal', got {illegal_action!r}")
+        illegal_action = self.fallback[0] if illegal_action is None else illegal_action
+        if illegal_action not in ("raise", self.fallback[0]):
+            raise ValueError(f"illegal_action must be 'raise' or {self.fallback[0]!r}, got {illegal_action!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self._default_opponent = RandomPolicy()
@@ -101,7 +108,7 @@ class TableEnv(gym.Env):
             if action not in legal:
                 if self.illegal_action == "raise":
                     self.game.apply(action)  # raises IllegalAction with the reason
-                action = legal[0]
+                action = legal[0] if self.fallback[1] is None else self.fallback[1]
                 extra["illegal_action"] = True
             self.game.apply(action)
             self._advance()
@@ -110,7 +117,7 @@ class TableEnv(gym.Env):
                 raise engine.IllegalAction(f"an action is an integer in 0..{self.spec_of_game.n_actions - 1}, got {action}")
             extra["illegal_action"] = True
         done = self._decided()
-        reward = float(self.game.outcome(self.seat)) if done else 0.0
+        reward = self._reward() if done else 0.0
         self._ended = done
         if self.render_mode == "human":
             self.render()
@@ -138,6 +145,10 @@ class TableEnv(gym.Env):
         return None
 
     # --- what a game's subclass may add ---------------------------------------
+    def _reward(self) -> float:
+        """The reward once the agent's fate is known: its outcome, +1 or -1."""
+        return float(self.game.outcome(self.seat))
+
     def _game_info(self) -> dict:
         """The game's own entries of ``info`` (its state as a player sees it)."""
         return {}
@@ -148,12 +159,18 @@ class TableEnv(gym.Env):
 
     # --- internals -----------------------------------------------------------
     def _seat_of(self, seat) -> Optional[int]:
+        """The agent's seat for an ``agent_seat`` value (None: draw it), or ValueError."""
         n = self.n_players
-        if isinstance(seat, str) and seat == "random":
-            return None
-        if not isinstance(seat, (bool, np.bool_)) and isinstance(seat, (int, np.integer)) and 0 <= seat < n:
+        names = [self.spec_of_game.narrator(n).seat_name(s).lower() for s in range(n)]
+        if isinstance(seat, str):
+            if seat == "random":
+                return None
+            if seat in names:
+                return names.index(seat)
+        elif not isinstance(seat, (bool, np.bool_)) and isinstance(seat, (int, np.integer)) and 0 <= seat < n:
             return int(seat)
-        raise ValueError(f"agent_seat must be a seat 0..{n - 1} or 'random', got {seat!r}")
+        raise ValueError(f"agent_seat must be a seat 0..{n - 1}, its name ({', '.join(map(repr, names))}) "
+                         f"or 'random', got {seat!r}")
 
     def _decided(self) -> bool:
         return self.game.outcome(self.seat) is not None

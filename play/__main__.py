@@ -313,7 +313,7 @@ def _match_table(spec: games.GameSpec, args) -> tuple[int, list[str]]:
 
 
 def cmd_match(args, out: TextIO, err: Optional[TextIO] = None) -> int:
-    from play.tournament import format_match, play_match_n
+    from play.match import format_match, play_match_n
 
     spec = games.get(args.game)
     players, names = _match_table(spec, args)

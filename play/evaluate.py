@@ -16,7 +16,7 @@ import games
 from core.narrate import wrap
 from core.spec import GameSpec
 from play import UsageError, derive_seed, progress_printer
-from play.tournament import format_against, play_match_n
+from play.match import format_against, play_match_n
 
 
 def _option_text(options: dict) -> str:

@@ -26,7 +26,7 @@ from games.dice420 import game as g
 from core.dice import RandomDice
 from core.narrate import wrap
 from play import UsageError, progress_printer
-from play.tournament import Rate, format_match, not_lost_by_seat, play_match
+from play.match import Rate, format_match, not_lost_by_seat, play_match
 
 CSV_HEADER = ("hand", "opponent", "reroll")
 

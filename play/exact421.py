@@ -16,7 +16,7 @@ import games
 from games.dice421 import solver as solver421
 from play import UsageError, derive_seed, progress_printer
 from core.narrate import wrap
-from play.tournament import Rate, format_against, not_lost_by_seat, play_match_n
+from play.match import Rate, format_against, not_lost_by_seat, play_match_n
 
 
 def print_exact(rows: list[tuple[str, object]], out: TextIO, pot: int = 15) -> None:

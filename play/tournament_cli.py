@@ -25,8 +25,9 @@ from core.narrate import wrap
 from core.cli import MAX_GAMES, MAX_SEED, agent_label, option_type, run_quietly, seed_number, whole_number
 from core.files import write_atomic
 from play import AgentLoadError, UsageError, check_fit, load_agent, one_torch_thread, progress_printer
-from play.tournament import (FINISH_NOTES, finish_ranking, format_tournament, run_tournament, seatings,
-                             tournament_json, tournament_rows)
+from play.match import seatings
+from play.ratings import FINISH_NOTES, finish_ranking
+from play.tournament import format_tournament, run_tournament, tournament_json, tournament_rows
 
 PROG = "python -m play tournament"
 DEFAULT_GAMES = 100

@@ -19,7 +19,8 @@ from games.dice420 import solver as solver420
 from games.dice420 import codec as codec420
 from games.dice420 import game as g
 from core.dice import ScriptedDice
-from play import exact420, tournament
+from play import exact420
+from play import match as matches
 from play.__main__ import main
 from play.cli420 import ScriptedInput, parse_command, play_terminal
 
@@ -183,8 +184,8 @@ def _wilson_by_roots(k, n, z):
 
 @pytest.mark.parametrize("k,n", [(0, 10), (5, 10), (10, 10), (81, 263), (664, 1000), (1, 2)])
 def test_wilson_interval(k, n):
-    lo, hi = tournament.wilson_interval(k, n)
-    z = tournament.z_value(0.95)
+    lo, hi = matches.wilson_interval(k, n)
+    z = matches.z_value(0.95)
     assert z == pytest.approx(1.959963984540054)
     exp_lo, exp_hi = _wilson_by_roots(k, n, z)
     assert lo == pytest.approx(max(0.0, exp_lo), abs=1e-12)
@@ -193,14 +194,14 @@ def test_wilson_interval(k, n):
 
 
 def test_wilson_interval_known_values_and_edges():
-    assert tournament.wilson_interval(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
-    lo, hi = tournament.wilson_interval(0, 10)
+    assert matches.wilson_interval(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    lo, hi = matches.wilson_interval(0, 10)
     assert lo == 0.0 and hi == pytest.approx(3.8415 / 13.8415, abs=1e-4)
-    assert tournament.wilson_interval(0, 0) == (0.0, 1.0)
-    wide, narrow = tournament.wilson_interval(50, 100, 0.99), tournament.wilson_interval(50, 100, 0.90)
+    assert matches.wilson_interval(0, 0) == (0.0, 1.0)
+    wide, narrow = matches.wilson_interval(50, 100, 0.99), matches.wilson_interval(50, 100, 0.90)
     assert wide[0] < narrow[0] and wide[1] > narrow[1]
     with pytest.raises(ValueError):
-        tournament.wilson_interval(3, 2)
+        matches.wilson_interval(3, 2)
 
 
 def _parse_match(text):
@@ -224,7 +225,7 @@ def test_short_match_prints_rates_and_intervals_reproducibly(capsys):
     for (player, where), (rate, lo, hi, wins, games) in rows.items():
         assert games == (200 if where == "overall" else 100)
         assert lo <= rate <= hi and 0 <= lo and hi <= 100
-        exp_lo, exp_hi = tournament.wilson_interval(wins, games)
+        exp_lo, exp_hi = matches.wilson_interval(wins, games)
         assert (lo, hi) == pytest.approx((100 * exp_lo, 100 * exp_hi), abs=0.006)
     assert rows[("greedy", "overall")][3] + rows[("random", "overall")][3] == 200
     assert rows[("greedy", "as Red")][3] + rows[("random", "as Blue")][3] == 100
@@ -235,13 +236,13 @@ def test_short_match_prints_rates_and_intervals_reproducibly(capsys):
 
 def test_play_match_alternates_seats_and_replays_with_random_bots():
     def run():
-        return tournament.play_match("420", make_agent("420", "random", 1), make_agent("420", "random", 2), 50, seed=9)
+        return matches.play_match("420", make_agent("420", "random", 1), make_agent("420", "random", 2), 50, seed=9)
 
     a, b = run(), run()
     assert np.array_equal(a.wins, b.wins)
     assert a.games.tolist() == [[25, 25], [25, 25]]
     assert a.wins[0, 0] + a.wins[1, 1] == 25  # each game has one winner
-    c = tournament.play_match("420", make_agent("420", "random", 1), make_agent("420", "random", 2), 50, seed=10)
+    c = matches.play_match("420", make_agent("420", "random", 1), make_agent("420", "random", 2), 50, seed=10)
     assert not np.array_equal(a.wins, c.wins) or True  # different seeds may coincide; no assertion on chance
 
 

@@ -13,7 +13,7 @@ from agents import make_agent
 from helpers import BOT_NAMES_421
 from games.dice421 import game as g
 from core.dice import RandomDice, ScriptedDice
-from play import tournament
+from play import match as matches
 from play.__main__ import main
 from play.cli421 import ScriptedInput, legal_moves_text, parse_command, play_terminal421
 
@@ -264,7 +264,7 @@ def _parse_match(text):
 def _check_rows(rows):
     for (_, _), (rate, lo, hi, wins, games) in rows.items():
         assert lo <= rate <= hi and 0 <= lo and hi <= 100
-        exp_lo, exp_hi = tournament.wilson_interval(wins, games)
+        exp_lo, exp_hi = matches.wilson_interval(wins, games)
         assert (lo, hi) == pytest.approx((100 * exp_lo, 100 * exp_hi), abs=0.006)
         assert rate == pytest.approx(100 * wins / games, abs=0.006)
 
@@ -309,14 +309,14 @@ def test_three_player_match_rotates_every_order(capsys):
 def test_play_match_n_with_random_bots_replays_and_counts_seats():
     def run(seed):
         bots = [make_agent("421", "random", 1), make_agent("421", "random", 2), make_agent("421", "random", 3)]
-        return tournament.play_match_n("421", bots, 18, seed=seed)
+        return matches.play_match_n("421", bots, 18, seed=seed)
 
     a, b = run(9), run(9)
     assert np.array_equal(a.wins, b.wins)
     assert a.games.tolist() == [[6, 6, 6]] * 3
     assert a.wins.sum() == 2 * 18
     calls = []
-    tournament.play_match_n("421", [make_agent("421", "random", 1), make_agent("421", "greedy421")], 4, seed=1,
+    matches.play_match_n("421", [make_agent("421", "random", 1), make_agent("421", "greedy421")], 4, seed=1,
                             progress=lambda done, total: calls.append((done, total)))
     assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
 
@@ -325,11 +325,11 @@ def test_the_421_runner_seats_the_first_player_and_returns_all_but_the_loser():
     keep41, keep11 = g.action_for_keep((4, 1)), g.action_for_keep((1, 1))
     worked_example = [ScriptedAgent([keep41, keep41]), ScriptedAgent([keep11, keep11])]
     dice = ScriptedDice(rolls(CHARGE + " 541 6 4  111 4 4"))  # no seat to draw: seat 0 starts
-    assert tournament.play_game("421", worked_example, dice, pot=5) == {1}  # the worked example: P1 (seat 0) loses
+    assert matches.play_game("421", worked_example, dice, pot=5) == {1}  # the worked example: P1 (seat 0) loses
     assert dice.remaining == ()
     bots = [make_agent("421", "greedy421"), make_agent("421", "heuristic")]
     for seed in range(5):
-        game_winners = tournament.play_game("421", bots + [make_agent("421", "random", seed)], RandomDice(seed), pot=4)
+        game_winners = matches.play_game("421", bots + [make_agent("421", "random", seed)], RandomDice(seed), pot=4)
         assert len(game_winners) == 2 and game_winners <= {0, 1, 2}
 
 

@@ -34,7 +34,7 @@ UPWARD_DEBTS = {
 NAMING_DEBTS = {
     "agents/__init__.py", "train/bench.py", "train/plot.py",
     "play/__init__.py", "play/__main__.py", "play/cli420.py", "play/cli421.py", "play/exact420.py",
-    "play/exact421.py", "play/tournament.py", "play/tournament_cli.py", "play/web/app.py", "play/web/cli.py",
+    "play/exact421.py", "play/tournament_cli.py", "play/web/app.py", "play/web/cli.py",
     "play/web/coach.py", "play/web/records.py", "play/web/table.py",
 }
 

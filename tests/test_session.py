@@ -101,10 +101,10 @@ def test_cli_plays_420_with_n_players(capsys):
 
 
 def test_matches_of_many_players_give_each_player_each_seat_equally_often():
-    from play import tournament
+    from play import match as matches
 
     for n in (5, 8):
         bots = [agents.make_agent("420", "random", seed=i) for i in range(n)]
-        result = tournament.play_match_n("420", bots, 2 * n, seed=1)
+        result = matches.play_match_n("420", bots, 2 * n, seed=1)
         assert result.games.tolist() == [[2] * n] * n
-    assert len(tournament.seatings(4)) == 24 and len(tournament.seatings(8)) == 8
+    assert len(matches.seatings(4)) == 24 and len(matches.seatings(8)) == 8

@@ -20,6 +20,10 @@ import games
 from games.dice420 import race as race420
 from games.dice420 import solver as solver420
 from games.dice421 import solver as solver421
+from core.spec import NoExactFigure
+from games.dice420.reply import tournament_figure as exact_race_420
+from play import match as M
+from play import ratings as R
 from play import tournament as T
 from play import tournament_cli as cli
 
@@ -45,7 +49,7 @@ def test_every_table_plays_every_seat_order_equally_and_the_counts_add_up():
     names = ["greedy", "foundation", "random", "greedy"]
     n, k = 3, 2
     t = T.run_tournament("420", entries("420", names), n, k, seed=5)
-    orders = T.seatings(n)
+    orders = M.seatings(n)
     per_table = k * len(orders)
     assert [tb.players for tb in t.tables] == [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)]
     assert t.labels == ("greedy (1)", "foundation", "random", "greedy (2)")
@@ -113,12 +117,12 @@ def test_the_exact_column_of_two_player_421_is_the_solvers_figure():
 def test_the_n_player_race_agrees_with_race420_and_with_the_two_player_solver():
     for n in (3, 4):  # everyone the same policy: race420's own recursion, over the seat orders
         bots = [agents.make_agent("420", "greedy") for _ in range(n)]
-        p = T.exact_race_420(bots, T.seatings(n), {}, {})
+        p = exact_race_420(bots, M.seatings(n), {}, {})
         assert np.allclose(p, 1 - race420.loser_probabilities(n, "greedy", first_player=0).mean(), rtol=0, atol=1e-15)
     # two different own-hand policies: the solver, which knows nothing of races
     greedy, rand = (race420.policy_matrix(n) for n in ("greedy", "random"))
     red, blue = solver420.win_probabilities(race420.two_player_table(greedy), race420.two_player_table(rand))
-    p = T.exact_race_420([agents.make_agent("420", n) for n in ("greedy", "random")], T.seatings(2), {}, {})
+    p = exact_race_420([agents.make_agent("420", n) for n in ("greedy", "random")], M.seatings(2), {}, {})
     assert abs(p[0] - (red + blue) / 2) < 1e-12
 
 
@@ -133,9 +137,9 @@ class Peeker:
 
 
 def test_an_agent_that_looks_at_other_hands_gets_no_exact_n_player_figure():
-    with pytest.raises(T.NoExactFigure, match="own hand"):
-        T.exact_race_420([Peeker(), agents.make_agent("420", "greedy"), agents.make_agent("420", "random")],
-                         T.seatings(3), {}, {})
+    with pytest.raises(NoExactFigure, match="own hand"):
+        exact_race_420([Peeker(), agents.make_agent("420", "greedy"), agents.make_agent("420", "random")],
+                         M.seatings(3), {}, {})
     t = T.run_tournament("420", [("peeker", Peeker())] + entries("420", ["greedy", "random", "foundation"]), 3, 1,
                          seed=0)
     assert [tb.exact is None for tb in t.tables] == [True, True, True, False]
@@ -174,19 +178,19 @@ def test_multiplayer_ratings_put_clearly_stronger_bots_above_random():
 
 
 def test_bradley_terry_recovers_the_log_odds_and_stays_finite_when_one_side_wins_everything():
-    elo, low, high = T.bradley_terry(np.array([[0, 300], [100, 0]]))
-    p = 1 / (1 + math.exp(-(elo[0] - elo[1]) / T.ELO_PER_NATURAL))
+    elo, low, high = R.bradley_terry(np.array([[0, 300], [100, 0]]))
+    p = 1 / (1 + math.exp(-(elo[0] - elo[1]) / R.ELO_PER_NATURAL))
     assert 0.74 < p < 0.75 and low[0] < elo[0] < high[0]  # 300 of 400; the prior pulls a little toward 1/2
     assert abs(elo.sum()) < 1e-9
-    elo, low, high = T.bradley_terry(np.array([[0, 20], [0, 0]]))
+    elo, low, high = R.bradley_terry(np.array([[0, 20], [0, 0]]))
     assert np.all(np.isfinite(elo)) and elo[0] > 0 > elo[1] and low[0] > elo[1]
 
 
 def test_the_finishing_order_is_the_winners_in_the_order_they_left_then_the_loser():
     from core.dice import RandomDice
 
-    table = T._play_table("420", [agents.make_agent("420", "greedy")] * 4, RandomDice(3))
-    order = T.finishing_order(table)
+    table = M._play_table("420", [agents.make_agent("420", "greedy")] * 4, RandomDice(3))
+    order = M.finishing_order(table)
     assert order == (*table.finish_order, table.loser) and sorted(order) == [0, 1, 2, 3]
     ends = [e for e in table.events if e["type"] == "round_won"]
     assert [e["seat"] for e in ends] == list(order[:-1])
@@ -272,11 +276,11 @@ def test_run_tournament_refuses_what_the_cli_refuses():
 
 
 def test_ratings_rank_420_by_the_order_players_left_and_tie_421s_winners():
-    assert T.finish_ranks((2, 0, 1), T.finish_ranking("420")) == [0, 1, 2]
-    assert T.finish_ranks((2, 0, 1), T.finish_ranking("421")) == [0, 0, 1]
+    assert R.finish_ranks((2, 0, 1), R.finish_ranking("420")) == [0, 1, 2]
+    assert R.finish_ranks((2, 0, 1), R.finish_ranking("421")) == [0, 0, 1]
     # the same games rated both ways: only the order between the two winners differs
     log = [(0, 1, 2)] * 30
-    left, tied = T.openskill_ratings(log, 3, "left"), T.openskill_ratings(log, 3, "tied")
+    left, tied = R.openskill_ratings(log, 3, "left"), R.openskill_ratings(log, 3, "tied")
     assert left[0]["mu"] > left[1]["mu"] > left[2]["mu"]
     assert tied[0]["mu"] == tied[1]["mu"] > tied[2]["mu"]
 

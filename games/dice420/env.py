@@ -1,23 +1,15 @@
-"""Gymnasium environment for 420 (2 to 8 players): one agent against ready opponents."""
+"""Gymnasium environment for 420 (2 to 8 players): one agent against ready opponents,
+over the generic ``envs.table_env.TableEnv``."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Optional
 
-import gymnasium as gym
-import numpy as np
-from gymnasium import spaces
-
-from envs import policies
-from games.dice420 import narrate
-from games.dice420 import codec as codec420
-from core import engine
+from games.dice420 import SPEC
 from games.dice420 import game as g
-from core.dice import RandomDice
-from envs.policies import RandomPolicy
+from games.dice420.narrate import hand_total
+from envs.table_env import TableEnv
 
-SEATS = {"red": g.RED, "blue": g.BLUE}
 REWARDS = ("outcome", "rank")
 
 
@@ -32,7 +24,7 @@ def wrap(parts: list[str], sep: str = "; ", width: int = 80) -> list[str]:
     return lines
 
 
-class Dice420Env(gym.Env):
+class Dice420Env(TableEnv):
     """
     ## Description
     420 (Mark Steere, 2025) is a race to make four dice total exactly 20. Each
@@ -136,135 +128,15 @@ class Dice420Env(gym.Env):
     - v0: initial version.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    spec_of_game = SPEC
+    fallback = ("reroll_all", g.REROLL_ALL)
 
-    def __init__(
-        self,
-        opponent: Any = None,
-        n_players: int = 2,
-        agent_seat: int | str = "random",
-        reward: str = "outcome",
-        illegal_action: str = "reroll_all",
-        render_mode: Optional[str] = None,
-    ):
-        if isinstance(n_players, bool) or not isinstance(n_players, (int, np.integer)) or not (
-            2 <= n_players <= g.MAX_PLAYERS
-        ):
-            raise ValueError(f"n_players must be 2 to {g.MAX_PLAYERS}, got {n_players!r}")
-        self.n_players = int(n_players)
-        self._seat_of(agent_seat)  # checks it
+    def __init__(self, opponent: Any = None, n_players: int = 2, agent_seat: int | str = "random",
+                 reward: str = "outcome", illegal_action: str = "reroll_all", render_mode: Optional[str] = None):
         if reward not in REWARDS:
             raise ValueError(f"reward must be 'outcome' or 'rank', got {reward!r}")
-        if illegal_action not in ("raise", "reroll_all"):
-            raise ValueError(f"illegal_action must be 'raise' or 'reroll_all', got {illegal_action!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        self._default_opponent = RandomPolicy()
-        given = policies.seat_opponents(opponent, self.n_players - 1, "420", "Dice420-v0", "greedy")
-        # By slot: slot k plays seat agent_seat + 1 + k (mod n).
-        self.opponents = [self._default_opponent if o is None else o for o in given]
-        self.agent_seat_option = agent_seat
+        super().__init__(opponent, n_players, agent_seat, illegal_action, render_mode)
         self.reward_mode = reward
-        self.illegal_action = illegal_action
-        self.render_mode = render_mode
-        self.action_space = spaces.Discrete(g.N_ACTIONS)
-        low, high = codec420.observation_bounds(self.n_players)
-        self.observation_space = spaces.Box(low, high, shape=(codec420.obs_size(self.n_players),), dtype=np.int64)
-        self.game: Optional[g.Game420] = None
-        self.seat = g.RED
-        self._agents: list = []
-        self._ended = False  # the episode's last step was returned
-        self._narrator: Optional[narrate.Narrator420] = None
-        self._shown = 0  # events already rendered
-
-    # --- Gymnasium API -------------------------------------------------------
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
-        super().reset(seed=seed)
-        options = options or {}
-        seat = self._seat_of(options.get("agent_seat", self.agent_seat_option))
-        self.seat = int(self.np_random.integers(self.n_players)) if seat is None else seat
-        self._default_opponent.rng = self.np_random
-        policies.reseed_opponents(self.opponents, self.np_random)
-        n = self.n_players
-        self._agents = policies.table(self.seat, self.opponents)
-        dice = options.get("dice") or RandomDice(self.np_random)
-        self.game = g.Game420(n, dice=dice, first_player=options.get("first_player"))
-        self._ended = False
-        labels = ["bot"] * n
-        self._narrator = narrate.Narrator420(n, labels, you=self.seat)
-        self._shown = 0
-        self._advance()
-        if self.render_mode == "human":
-            self.render()
-        return self._obs(), self._info()
-
-    def step(self, action):
-        if self.game is None:
-            raise RuntimeError("call reset() before step()")
-        if self._ended:
-            raise RuntimeError("the episode is over: call reset() to start a new one")
-        action = engine.check_action(action)
-        info_extra = {}
-        if not self._decided():
-            if action not in self.game.legal_actions():
-                if self.illegal_action == "raise":
-                    self.game.apply(action)  # raises IllegalAction with the reason
-                action = g.REROLL_ALL
-                info_extra["illegal_action"] = True
-            self.game.apply(action)
-            self._advance()
-        elif not 0 <= action < g.N_ACTIONS:  # decided: nothing is played, any action in the space will do
-            if self.illegal_action == "raise":
-                raise engine.IllegalAction(f"an action is an integer in 0..{g.N_ACTIONS - 1}, got {action}")
-            info_extra["illegal_action"] = True
-        done = self._decided()
-        reward = self._reward() if done else 0.0
-        self._ended = done
-        if self.render_mode == "human":
-            self.render()
-        return self._obs(), reward, done, False, {**self._info(), **info_extra}
-
-    def action_masks(self) -> np.ndarray:
-        """Legal actions for the agent now (what MaskablePPO calls); only 0 once its fate is known."""
-        if self.game is None or self._decided():
-            return codec420.legal_mask([g.REROLL_ALL])
-        return codec420.legal_mask(self.game.legal_actions())
-
-    def render(self):
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
-            return None
-        if self.game is None:
-            return None
-        text = self._render_text()
-        if self.render_mode == "ansi":
-            return text
-        sys.stdout.write(text + "\n")
-        return None
-
-    # --- internals -----------------------------------------------------------
-    def _seat_of(self, seat) -> Optional[int]:
-        """The agent's seat for an ``agent_seat`` value (None: draw it), or ValueError."""
-        n = self.n_players
-        if isinstance(seat, str):
-            if seat == "random":
-                return None
-            if n == 2 and seat in SEATS:
-                return SEATS[seat]
-        elif not isinstance(seat, (bool, np.bool_)) and isinstance(seat, (int, np.integer)) and 0 <= seat < n:
-            return int(seat)
-        names = "'red', 'blue', " if n == 2 else ""
-        raise ValueError(f"agent_seat must be {names}a seat 0..{n - 1} or 'random', got {seat!r}")
-
-    def _decided(self) -> bool:
-        return self.game.outcome(self.seat) is not None
-
-    def _advance(self) -> None:
-        """Let the opponents play until the agent has a choice or its fate is known."""
-        engine.play_out(
-            self.game, self._agents, codec420,
-            until=lambda game: game.current_player == self.seat or game.outcome(self.seat) is not None,
-        )
 
     def _place(self) -> Optional[int]:
         game = self.game
@@ -277,17 +149,13 @@ class Dice420Env(gym.Env):
             return float(self.game.outcome(self.seat))
         return 1.0 - 2.0 * (self._place() - 1) / (self.n_players - 1)
 
-    def _obs(self) -> np.ndarray:
-        return codec420.observe(self.game, self.seat)
-
-    def _info(self) -> dict:
+    def _game_info(self) -> dict:
         game = self.game
-        info = {"action_mask": self.action_masks(), "hands": tuple(game.hands), "decided": self._decided()}
+        info = {"hands": tuple(game.hands)}
         if self.n_players == 2:
             info["seat"] = g.SEAT_NAMES[self.seat].lower()
             info["winner"] = None if game.winner is None else g.SEAT_NAMES[game.winner].lower()
         else:
-            info["seat"] = self.seat
             info["remaining"] = list(game.remaining)
             info["finish_order"] = list(game.finish_order)
             place = self._place()
@@ -295,16 +163,12 @@ class Dice420Env(gym.Env):
                 info["place"] = place
         return info
 
-    def _render_text(self) -> str:
+    def _status(self) -> list[str]:
         game, narrator = self.game, self._narrator
-        lines = narrator.lines(game.events[self._shown :])
-        self._shown = len(game.events)
         parts = []
         for seat in range(self.n_players):
             if seat in game.finish_order:
                 parts.append(f"{narrator.who(seat)} out, place {game.finish_order.index(seat) + 1}")
             else:
-                parts.append(f"{narrator.who(seat)} {narrate.hand_total(game.hands[seat])}")
-        lines += wrap(parts)
-        return "\n".join(lines)
-
+                parts.append(f"{narrator.who(seat)} {hand_total(game.hands[seat])}")
+        return wrap(parts)

@@ -63,6 +63,7 @@ import numpy as np
 from games.dice420 import race as race420
 from games.dice420 import solver as solver420
 from agents.base import agent_name, batch_probs, pp
+from core.spec import NoExactFigure
 from games.dice420 import codec as codec420
 from games.dice420 import game as g
 
@@ -739,3 +740,31 @@ def table_figures(n_players: int, seats: Sequence, tol: float = DEFAULT_TOL) -> 
     values = not_losing(n_players, policies)
     return [SeatFigures(s, float(values[s]), best_reply(n_players, policies, s, tol).value)
             for s in range(n_players)]
+
+
+# --- the exact figure of a tournament table (GameSpec.exact_tables) ---------------------
+def _memo(memo: dict, key, compute):
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
+def tournament_figure(agents: Sequence, orders, options: dict, memo: dict) -> np.ndarray:
+    """N-player 420 when every player keeps dice by its own hand alone: the players'
+    races are then independent, each with its own hitting-time law, and the game is
+    a recursion over (players left, round's Player 1) (``games.dice420.reply``, which
+    also says why an agent is refused)."""
+    n = len(agents)
+    policies = []
+    for seat, agent in enumerate(agents):
+        try:
+            policies.append(_memo(memo, ("own-hand 420", id(agent), n),
+                                  lambda a=agent, s=seat: seat_policy(a, s, n)))
+        except ValueError as e:
+            raise NoExactFigure(str(e)) from None
+    out = np.zeros(n)
+    for order in orders:  # the player in each seat; the seat-0 player leads the first round
+        loser = loser_probabilities(n, [policies[p] for p in order], leaders=[0])
+        for seat, p in enumerate(order):
+            out[p] += 1.0 - loser[seat]
+    return out / len(orders)

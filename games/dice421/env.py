@@ -1,26 +1,18 @@
-"""Gymnasium environment for 421 (two or three players): one agent against ready opponents."""
+"""Gymnasium environment for 421 (two or three players): one agent against ready opponents,
+over the generic ``envs.table_env.TableEnv``."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Optional
 
-import gymnasium as gym
-import numpy as np
-from gymnasium import spaces
-
-from envs import policies
-from games.dice421 import narrate
-from games.dice421 import codec as codec421
-from core import engine
+from envs.table_env import TableEnv
+from games.dice421 import SPEC, narrate
 from games.dice421 import game as g
-from core.dice import RandomDice
-from envs.policies import RandomPolicy
 
 REROLL_ALL = g.action_for_keep(())  # legal at every decision
 
 
-class Dice421Env(gym.Env):
+class Dice421Env(TableEnv):
     """
     ## Description
     421 is a dice game for 2 or 3 players with three shared dice and a pot of
@@ -118,151 +110,23 @@ class Dice421Env(gym.Env):
     - v0: initial version.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    spec_of_game = SPEC
+    fallback = ("reroll_all", REROLL_ALL)
 
-    def __init__(
-        self,
-        opponent: Any = None,
-        n_players: int = 2,
-        agent_seat: int | str = "random",
-        pot: int = 15,
-        illegal_action: str = "reroll_all",
-        render_mode: Optional[str] = None,
-    ):
-        n_players = engine.check_count(n_players, g.MIN_PLAYERS, g.MAX_PLAYERS, "n_players")
-        self._check_seat(agent_seat, n_players)
-        pot = g.check_options(pot=pot)["pot"]
-        if illegal_action not in ("raise", "reroll_all"):
-            raise ValueError(f"illegal_action must be 'raise' or 'reroll_all', got {illegal_action!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        self._default_opponent = RandomPolicy()
-        given = policies.seat_opponents(opponent, n_players - 1, "421", "Dice421-v0", "heuristic")
-        # By slot: slot k plays seat agent_seat + 1 + k (mod n).
-        self.opponents = [self._default_opponent if o is None else o for o in given]
-        self.n_players = int(n_players)
-        self.agent_seat_option = agent_seat
-        self.pot = int(pot)
-        self.illegal_action = illegal_action
-        self.render_mode = render_mode
-        self.action_space = spaces.Discrete(g.N_ACTIONS)
-        low, high = codec421.observation_bounds(self.pot)
-        self.observation_space = spaces.Box(low, high, shape=(codec421.OBS_SIZE,), dtype=np.int64)
-        self.game: Optional[g.Game421] = None
-        self.seat = 0
-        self._agents: list = []
-        self._ended = False  # the episode's last step was returned
-        self._narrator: Optional[narrate.Narrator421] = None
-        self._shown = 0  # events already rendered
+    def __init__(self, opponent: Any = None, n_players: int = 2, agent_seat: int | str = "random", pot: int = 15,
+                 illegal_action: str = "reroll_all", render_mode: Optional[str] = None):
+        super().__init__(opponent, n_players, agent_seat, illegal_action, render_mode, pot=pot)
+        self.pot = self.options["pot"]
 
-    # --- Gymnasium API -------------------------------------------------------
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
-        super().reset(seed=seed)
-        options = options or {}
-        seat = options.get("agent_seat", self.agent_seat_option)
-        self._check_seat(seat, self.n_players)
-        self.seat = int(self.np_random.integers(self.n_players)) if seat == "random" else int(seat)
-        self._default_opponent.rng = self.np_random
-        policies.reseed_opponents(self.opponents, self.np_random)
-        n = self.n_players
-        self._agents = policies.table(self.seat, self.opponents)
-        dice = options.get("dice") or RandomDice(self.np_random)
-        self.game = g.Game421(n, pot=self.pot, dice=dice, first_player=options.get("first_player"))
-        self._ended = False
-        self._narrator = narrate.Narrator421(n, ["bot"] * n, you=self.seat)
-        self._shown = 0
-        self._advance()
-        if self.render_mode == "human":
-            self.render()
-        return self._obs(), self._info()
-
-    def step(self, action):
-        if self.game is None:
-            raise RuntimeError("call reset() before step()")
-        if self._ended:
-            raise RuntimeError("the episode is over: call reset() to start a new one")
-        action = engine.check_action(action)
-        info_extra = {}
-        if not self._agent_done():
-            if action not in self.game.legal_actions():
-                if self.illegal_action == "raise":
-                    self.game.apply(action)  # raises IllegalAction with the reason
-                action = REROLL_ALL
-                info_extra["illegal_action"] = True
-            self.game.apply(action)
-            self._advance()
-        elif not 0 <= action < g.N_ACTIONS:  # decided: nothing is played, any action in the space will do
-            if self.illegal_action == "raise":
-                raise engine.IllegalAction(f"an action is an integer in 0..{g.N_ACTIONS - 1}, got {action}")
-            info_extra["illegal_action"] = True
-        done = self._agent_done()
-        reward = self._outcome() if done else 0.0
-        self._ended = done
-        if self.render_mode == "human":
-            self.render()
-        return self._obs(), reward, done, False, {**self._info(), **info_extra}
-
-    def action_masks(self) -> np.ndarray:
-        """Legal actions for the agent now (what MaskablePPO calls); only 0 once its game is decided."""
-        if self.game is None or self._agent_done():
-            return codec421.legal_mask([g.STOP])
-        return codec421.legal_mask(self.game.legal_actions())
-
-    def render(self):
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
-            return None
-        if self.game is None:
-            return None
-        text = self._render_text()
-        if self.render_mode == "ansi":
-            return text
-        sys.stdout.write(text + "\n")
-        return None
-
-    # --- internals -----------------------------------------------------------
-    @staticmethod
-    def _check_seat(seat, n_players: int) -> None:
-        if seat == "random":
-            return
-        if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n_players:
-            raise ValueError(f"agent_seat must be a seat 0..{n_players - 1} or 'random', got {seat!r}")
-
-    def _agent_done(self) -> bool:
-        return self.game.outcome(self.seat) is not None
-
-    def _outcome(self) -> float:
-        return float(self.game.outcome(self.seat))
-
-    def _advance(self) -> None:
-        """Let the opponents play until the agent has a choice or its game is decided."""
-        engine.play_out(
-            self.game, self._agents, codec421,
-            until=lambda game: game.current_player == self.seat or game.outcome(self.seat) is not None,
-        )
-
-    def _obs(self) -> np.ndarray:
-        return codec421.observe(self.game, self.seat)
-
-    def _info(self) -> dict:
+    def _game_info(self) -> dict:
         game = self.game
-        return {
-            "action_mask": self.action_masks(),
-            "seat": self.seat,
-            "decided": self._agent_done(),
-            "tokens": list(game.tokens),
-            "phase": game.phase,
-            "winners": list(game.winners),
-            "loser": game.loser,
-        }
+        return {"tokens": list(game.tokens), "phase": game.phase, "winners": list(game.winners), "loser": game.loser}
 
-    def _render_text(self) -> str:
+    def _status(self) -> list[str]:
         game, narrator = self.game, self._narrator
-        lines = narrator.lines(game.events[self._shown :])
-        self._shown = len(game.events)
-        lines.append(narrator.tokens_line(game.tokens, game.pot, out=game.winners))
-        if not self._agent_done() and game.current_player == self.seat:
+        lines = [narrator.tokens_line(game.tokens, game.pot, out=game.winners)]
+        if not self._decided() and game.current_player == self.seat:
             role = "you lead: STOP or keep" if game.leader == self.seat else f"you must make {game.rolls_allowed} rolls"
             lines.append(f"Your dice {narrate.dice_text(game.dice_in_hand)}, roll {game.rolls_used} of "
                          f"{game.rolls_allowed} ({role})")
-        return "\n".join(lines)
+        return lines

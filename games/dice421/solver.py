@@ -65,12 +65,14 @@ Two players only: the three-player game is not solved here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from agents.base import DeterministicAgent, agent_name as _name, batch_probs, pp
+from core.spec import NoExactFigure
 from games.dice421 import codec as codec421
 from games.dice421 import game as g
 from games.dice421.codec import RAMPO_FIRST_LOSES, charge_outcomes, rampo_first_loses
@@ -605,6 +607,31 @@ class OptimalAgent421(DeterministicAgent):
 
 
 # ---------------------------------------------------------------- command line
+
+
+# --- the exact figure of a tournament table (GameSpec.exact_tables) ---------------------
+def _memo(memo: dict, key, compute):
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
+def tournament_figure(agents: Sequence, orders, options: dict, memo: dict) -> np.ndarray:
+    """Two-player 421 by the solver (charge included), for any two agents it can
+    tabulate.  The solver draws the first player fairly, which is what the two seat
+    orders played equally often amount to."""
+    if sorted(orders) != [(0, 1), (1, 0)]:
+        raise NoExactFigure("the 421 solver's figure is for both seat orders equally often")
+    key = tuple(sorted(options.items()))
+    tables = []
+    for agent in agents:
+        try:
+            tables.append(_memo(memo, ("solver421", id(agent), key),
+                                lambda a=agent: policy_table(a, **options)))
+        except ValueError as e:
+            raise NoExactFigure(f"the solver cannot tabulate {_name(agent)}: {e}") from None
+    p0 = float(evaluate(*tables))
+    return np.array([p0, 1.0 - p0])
 
 
 def main(argv: list[str] | None = None) -> None:
