@@ -82,7 +82,7 @@ def live_opponent(game: str, agent, n_players: int):
     return BatchPolicy(agent)
 
 
-def make_env(env_id: str = "Dice420-v0", opponent=None, **kwargs):
+def make_env(env_id: str, opponent=None, **kwargs):
     """``gymnasium.make(env_id, ...)`` with opponents given by name: a name, or a list
     of names (one per other seat), becomes agents through :func:`make_agent`.  The
     env reseeds its opponents from its own generator at every ``reset(seed=...)``.

@@ -42,7 +42,7 @@ def load_agent(game: str, name: str, seed: int | None = None, option: str = "--o
 
     spec = games.get(game)
     if name not in spec.agent_names:
-        _check_path(name, option)
+        _check_path(name, option, tuple(spec.bot_files))
     try:
         return agents.make_agent(game, name, seed)
     except Exception as e:  # noqa: BLE001 - any failure to load is reported the same way
@@ -66,22 +66,23 @@ def one_torch_thread() -> None:
         torch.set_num_threads(1)
 
 
-CHECKPOINT_SUFFIXES = (".pt", ".json", ".npz")  # .npz: a 421 reply file (games.dice421.reply)
+CHECKPOINT_SUFFIXES = (".pt", ".json")
 
 
-def _check_path(name: str, option: str) -> None:
+def _check_path(name: str, option: str, bot_files: tuple[str, ...] = ()) -> None:
     """Refuse, with a message that says what is wrong, a name that is a path to
-    something that cannot be a checkpoint (a folder, a file of another kind)."""
+    something that cannot be a checkpoint or a bot file of the game (``GameSpec.bot_files``:
+    a folder, a file of another kind)."""
     if not isinstance(name, str) or not name.strip():
         raise AgentLoadError(f"{option} {name!r}: give a bot name or a checkpoint file (NAME.pt)")
     path = Path(name)
     try:
-        if path.is_dir() and path.suffix == ".npz":
-            raise AgentLoadError(f"{option} {name}: is a folder, not a reply file (python -m games.dice421.reply writes one)")
+        if path.is_dir() and path.suffix in bot_files:
+            raise AgentLoadError(f"{option} {name}: is a folder, not a {path.suffix} bot file of the game")
         if path.is_dir():
             raise AgentLoadError(f"{option} {name}: is a folder, not a checkpoint; give the NAME.pt file in it "
                                  "that python -m train saved (NAME.json next to it)")
-        if path.exists() and path.suffix not in CHECKPOINT_SUFFIXES and not Path(f"{name}.pt").exists():
+        if path.exists() and path.suffix not in (*CHECKPOINT_SUFFIXES, *bot_files) and not Path(f"{name}.pt").exists():
             raise AgentLoadError(f"{option} {name}: not a checkpoint; a checkpoint is a NAME.pt file with its "
                                  "NAME.json next to it, as python -m train saves them")
     except OSError as e:  # a name too long for the file system, a path it cannot look into

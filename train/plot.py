@@ -2,9 +2,9 @@
 exact gap to optimal play against wall-clock seconds, from the evaluation history
 a training run saves in its checkpoint metadata.
 
-Every gap a run recorded is drawn, its final evaluation included: a 420 run's
-gap as Red and as Blue (``gap_pp_red``, ``gap_pp_blue``), a 421 run's gap over
-the whole game (``gap_pp``).  Runs of the same name are labelled by file name.
+Every gap a run recorded is drawn, its final evaluation included: a gap per seat
+(``gap_pp_SEAT``, e.g. ``gap_pp_red``) and over the whole game (``gap_pp``),
+whichever the game's solver gives.  Runs of the same name are labelled by file name.
 The picture goes to ``gap-vs-time.png`` in the current folder unless ``--out``
 says otherwise, and an existing file is never replaced without ``--force`` (so
 the shipped ``docs/gap-vs-time.png`` is rewritten only on purpose).
@@ -23,7 +23,18 @@ from typing import Any
 DEFAULT_OUT = Path("gap-vs-time.png")
 FLOOR = 1e-6  # where a gap of exactly 0 is drawn on the log scale
 MAX_META_BYTES = 1 << 20  # a run's metadata is small; refuse to read anything bigger
-SEATS = {"gap_pp_red": "as Red", "gap_pp_blue": "as Blue", "gap_pp": "whole game"}
+GAP = "gap_pp"  # the whole game's gap; GAP + "_" + seat: the gap in that seat
+
+
+def gap_label(key: str) -> str:
+    """"whole game" for ``gap_pp``, "as Red" for ``gap_pp_red``."""
+    return "whole game" if key == GAP else "as " + key[len(GAP) + 1:].capitalize()
+
+
+def gap_keys(history: list[dict[str, Any]]) -> list[str]:
+    """The gaps every entry of ``history`` holds: each seat's (in the order recorded), then the whole game's."""
+    found = [k for k in history[0] if k.startswith(GAP + "_") and all(_number(h.get(k)) for h in history)]
+    return found + ([GAP] if all(_number(h.get(GAP)) for h in history) else [])
 
 
 class PlotError(Exception):
@@ -45,9 +56,9 @@ def read_history(path: Path) -> tuple[str, str, list[dict[str, Any]], list[str]]
     history = meta.get("eval_history") if isinstance(meta, dict) else None
     if not isinstance(history, list) or not history or not all(isinstance(h, dict) for h in history):
         raise PlotError(f"{path}: has no evaluation history (eval_history); is it a run's NAME.json?")
-    keys = [k for k in SEATS if all(_number(h.get(k)) for h in history)]
+    keys = gap_keys(history)
     if not keys or not all(_number(h.get("wall_seconds")) for h in history):
-        raise PlotError(f"{path}: its evaluation history has no gap_pp / gap_pp_red / gap_pp_blue "
+        raise PlotError(f"{path}: its evaluation history has no gap_pp or gap_pp_SEAT "
                         "with wall_seconds in every entry")
     return str(meta.get("name") or path.stem), str(meta.get("game", "?")), history + _final_point(meta, history, keys), keys
 
@@ -103,7 +114,7 @@ def plot(runs: list[Path], out: Path, force: bool = False) -> Path:
         for key in keys:
             gaps = [max(abs(h[key]), FLOOR) for h in history]
             exact_zero = exact_zero or min(gaps) == FLOOR
-            ax.plot(seconds, gaps, marker=".", label=f"{name} ({game}, {SEATS[key]})")
+            ax.plot(seconds, gaps, marker=".", label=f"{name} ({game}, {gap_label(key)})")
     games = sorted({game for _, game, _, _ in series})
     ax.set_yscale("log")
     ax.set_xlabel("wall-clock seconds of training (2-core CPU)")
@@ -127,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m train.plot",
         description="Plot the exact gap to optimal play against wall-clock seconds from the evaluation history "
-        "in training runs' metadata (420: as Red and as Blue; 421: the whole game).",
+        "in training runs' metadata (each seat's gap and the whole game's, as the game's solver gives them).",
     )
     parser.add_argument("runs", nargs="+", type=Path, help="checkpoint metadata files (NAME.json) of runs to plot")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
