@@ -1,15 +1,18 @@
-"""The question both terminal games ask: read a move, explain what is wrong, ask again."""
+"""The question the terminal asks: read a move, explain what is wrong, ask again.
+
+The command words ("q", "?", "legal") are read here; the words of a move are the
+game's view's, which reads them with ``core.words``."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Callable
+
+from core.words import ALL_WORDS, parse_dice, strip_word  # noqa: F401 (the move words, one copy in core)
 
 QUIT_WORDS = {"q", "quit", "exit"}
 HELP_WORDS = {"?", "h", "help"}
 LEGAL_WORDS = {"legal", "l", "moves"}
-ALL_WORDS = {"all", "a", "*"}
 
 
 @dataclass(frozen=True)
@@ -26,15 +29,6 @@ def command_word(line: str) -> Command | None:
         if line in words:
             return Command(kind)
     return None
-
-
-def strip_word(line: str, words: tuple[str, ...]) -> tuple[bool, str]:
-    """(True, the rest) if ``line`` starts with one of ``words`` not followed by a letter
-    ("keep 4 2", "k42"), else (False, ``line``)."""
-    for word in words:
-        if line.startswith(word) and (line[len(word):] == "" or not line[len(word)].isalpha()):
-            return True, line[len(word):]
-    return False, line
 
 
 class QuitGame(Exception):
@@ -76,25 +70,6 @@ def ask_move(
             say(legal_text())
         else:
             return command.action
-
-
-def parse_dice(text: str, advice: str, empty: str | None = None) -> tuple[int, ...]:
-    """Die values from text like "6 5", "6,5", "65" or "6-5".
-
-    Raises ``ValueError``: ``empty`` for blank text (if given), or a message ending
-    in ``advice`` for anything that is not die values 1 to 6."""
-    tokens = [t for t in re.split(r"[\s,;/+-]+", text.strip()) if t]
-    if not tokens and empty is not None:
-        raise ValueError(empty)
-    values = []
-    for token in tokens:
-        if not token.isdigit():
-            raise ValueError(f"I could not read {token!r}: {advice}")
-        for ch in token:
-            if not "1" <= ch <= "6":
-                raise ValueError(f"{ch} is not a die value: dice show 1 to 6")
-            values.append(int(ch))
-    return tuple(values)
 
 
 def play_series(say: Callable[[str], None], play_game: Callable[[], object], games: int,

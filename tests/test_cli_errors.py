@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from play.__main__ import main as play_main
-from play.cli420 import ScriptedInput
+from play.terminal import ScriptedInput
 from train.__main__ import main as train_main
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,7 +22,8 @@ from core.dice import ScriptedDice
 from play import exact420
 from play import match as matches
 from play.__main__ import main
-from play.cli420 import ScriptedInput, parse_command, play_terminal
+from games.dice420 import view as view420
+from play.terminal import ScriptedInput, play_terminal, read_command
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,10 +34,15 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def parse_command(text, hand):
+    """A line typed at the person's turn with ``hand``, read as the terminal reads it."""
+    return read_command(text, lambda line: view420.read(line, hand))
+
+
 def session(dice, lines, seat="red", opponent="greedy", games=1):
     out = io.StringIO()
     rc = play_terminal(
-        make_agent("420", opponent), ScriptedDice(dice), opponent_names=opponent, seat=seat, games=games,
+        "420", make_agent("420", opponent), ScriptedDice(dice), opponent_names=opponent, seat=seat, games=games,
         input_fn=ScriptedInput(lines, out), out=out,
     )
     return rc, out.getvalue()
@@ -142,7 +148,7 @@ def test_quit_and_ctrl_c_exit_cleanly():
         raise KeyboardInterrupt
 
     out = io.StringIO()
-    rc = play_terminal(make_agent("420", "greedy"), ScriptedDice([1, 5, 6, 6, 1, 1, 2, 3]), seat="red",
+    rc = play_terminal("420", make_agent("420", "greedy"), ScriptedDice([1, 5, 6, 6, 1, 1, 2, 3]), seat="red",
                        input_fn=interrupt, out=out)
     assert rc == 0 and "Interrupted" in out.getvalue()
 

@@ -15,7 +15,9 @@ from games.dice421 import game as g
 from core.dice import RandomDice, ScriptedDice
 from play import match as matches
 from play.__main__ import main
-from play.cli421 import ScriptedInput, legal_moves_text, parse_command, play_terminal421
+from games.dice421 import view as view421
+from games.dice421.view import legal_moves_text
+from play.terminal import ScriptedInput, play_terminal, read_command
 
 
 def rolls(spec: str) -> list[int]:
@@ -48,12 +50,17 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def parse_command(text, hand):
+    """A line typed at the person's turn with ``hand``, read as the terminal reads it."""
+    return read_command(text, lambda line: view421.read(line, hand))
+
+
 def session(dice, lines, seat=0, opponents=("greedy421",), pot=5, seats=(0,), games=1):
     out = io.StringIO()
     bots = [make_agent("421", o) if isinstance(o, str) else o for o in opponents]
     names = [o if isinstance(o, str) else o.name for o in opponents]
-    rc = play_terminal421(
-        bots, ScriptedDice(rolls(dice) if isinstance(dice, str) else dice, seats=seats), opponent_names=names,
+    rc = play_terminal(
+        "421", bots, ScriptedDice(rolls(dice) if isinstance(dice, str) else dice, seats=seats), opponent_names=names,
         seat=seat, pot=pot, games=games, input_fn=ScriptedInput(lines, out), out=out,
     )
     return rc, out.getvalue()
@@ -182,8 +189,8 @@ def test_ctrl_c_exits_cleanly():
         raise KeyboardInterrupt
 
     out = io.StringIO()
-    rc = play_terminal421([make_agent("421", "greedy421")], ScriptedDice(rolls(WORKED), seats=[0]), seat=0, pot=5,
-                          input_fn=interrupt, out=out)
+    rc = play_terminal("421", [make_agent("421", "greedy421")], ScriptedDice(rolls(WORKED), seats=[0]), seat=0, pot=5,
+                       input_fn=interrupt, out=out)
     assert rc == 0 and "Interrupted" in out.getvalue()
 
 

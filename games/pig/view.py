@@ -3,7 +3,7 @@ moves a person types ("roll" or "r", "bank" or "b"; "hold" too)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional, Sequence
 
 from games.pig import game as g
 
@@ -14,26 +14,27 @@ HELP = ('  Type "r" (roll: add the die to your turn total; a 1 loses it and ends
         '  "legal" lists your moves, "q" quits.')
 
 
-def intro(n_players: int, seat: int, who: Callable[[int], str]) -> str:
-    return (f"Pig with {n_players} players: you are {g.seat_name(seat)}. Roll to add to your turn total, "
+def intro(game: g.PigGame, seat: int, who: Callable[[int], str], labels: Sequence[str]) -> str:
+    return (f"Pig with {game.n_players} players: you are {g.seat_name(seat)}. Roll to add to your turn total, "
             "bank it before a 1 takes it away; the first to the goal wins.")
 
 
-def board(game: g.PigGame, who: Callable[[int], str]) -> list[str]:
+def board(game: g.PigGame, seat: int, who: Callable[[int], str]) -> list[str]:
     width = max(len(who(s)) for s in range(game.n_players))
     lines = []
-    for seat in range(game.n_players):
-        turn = f"  (turn total {game.turn_total})" if seat == game.current_player and game.turn_total else ""
-        lines.append(f"  {who(seat):<{width}}  {game.scores[seat]:>4} of {game.goal}{turn}")
+    for s in range(game.n_players):
+        turn = f"  (turn total {game.turn_total})" if s == game.current_player and game.turn_total else ""
+        lines.append(f"  {who(s):<{width}}  {game.scores[s]:>4} of {game.goal}{turn}")
     return lines
 
 
-def prompt(game: g.PigGame, seat: int) -> str:
+def prompt(game: g.PigGame, seat: int, first: bool) -> str:
     at_stake = game.scores[seat] + game.turn_total
     return f"Turn total {game.turn_total} (banked it makes {at_stake}). Roll or bank? [r/b] > "
 
 
-def parse(line: str, game: g.PigGame) -> int:
+def parse(line: str, game: g.PigGame, who: Optional[Callable[[int], str]] = None) -> int:
+    """The action ``line`` names (``who`` names no one here; the web page passes none)."""
     word = line.strip().lower()
     if word in ROLL_WORDS:
         return g.ROLL
