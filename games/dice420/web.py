@@ -10,12 +10,12 @@ game's folder and imports nothing from the front-ends; a refused move is a
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from core.engine import IllegalAction
 from games.dice420 import game as g
+from games.dice420.view import read_keep, read_reroll  # the terminal's words for a refused move
 
 
 @dataclass(frozen=True)
@@ -36,21 +36,6 @@ def values(hand: Sequence[int], opponent: Sequence[int]) -> tuple[float, list[Mo
     o = g.HAND_INDEX[g.canonical(opponent)]
     moves = [MoveValue(a, float(sol.q[a, o])) for a in g.legal_keeps(g.HANDS[h])]
     return float(sol.value[h, o]), moves
-
-
-def read_keep(hand: Sequence[int], keep: Sequence[int]) -> int:
-    """The action keeping ``keep`` (the rest rerolled), in the terminal's words when refused."""
-    if not g.is_submultiset(keep, hand):
-        raise IllegalAction(f"cannot keep {g.format_hand(g.canonical(keep))}: the hand "
-                            f"{g.format_hand(hand)} does not hold those dice")
-    return g.action_for_reroll(hand, tuple((Counter(hand) - Counter(keep)).elements()))
-
-
-def read_reroll(hand: Sequence[int], reroll: Sequence[int]) -> int:
-    if len(reroll) > g.N_DICE:
-        raise IllegalAction(f"you have only {g.N_DICE} dice and typed {len(reroll)} values "
-                            f"({' '.join(map(str, reroll))})")
-    return g.action_for_reroll(hand, reroll)
 
 
 class Web420:

@@ -114,7 +114,8 @@ def prompt(game: g.Game421, seat: int, first: bool) -> str:
 
 
 # --- reading a move -------------------------------------------------------------
-def _minus(hand: Sequence[int], part: Sequence[int]) -> tuple[int, ...]:
+def minus(hand: Sequence[int], part: Sequence[int]) -> tuple[int, ...]:
+    """``hand`` without the dice ``part``, high to low."""
     return tuple(sorted((Counter(hand) - Counter(part)).elements(), reverse=True))
 
 
@@ -139,7 +140,7 @@ def read_reroll(hand: Sequence[int], reroll: Sequence[int]) -> int:
     if missing:
         extra = " ".join(map(str, sorted(missing.elements(), reverse=True)))
         raise IllegalAction(f"cannot reroll {extra}: your dice are {g.hand_str(hand)}")
-    return g.action_for_keep(_minus(hand, reroll))
+    return g.action_for_keep(minus(hand, reroll))
 
 
 def read(text: str, hand: Sequence[int]) -> int:
@@ -190,7 +191,7 @@ def describe(hand: Sequence[int], action: int) -> str:
     keep = g.keep_for_action(action)
     if not keep:
         return "reroll all three"
-    return f"keep {g.hand_str(keep)}, reroll {g.hand_str(_minus(hand, keep))}"
+    return f"keep {g.hand_str(keep)}, reroll {g.hand_str(minus(hand, keep))}"
 
 
 def legal_moves_text(hand: Sequence[int], legal: Sequence[int]) -> str:
@@ -199,7 +200,7 @@ def legal_moves_text(hand: Sequence[int], legal: Sequence[int]) -> str:
     lines = [f"Legal moves with {g.hand_str(hand)}:"]
     for a in legal:
         keep = () if a == g.STOP else g.keep_for_action(a)
-        typed = "stop" if a == g.STOP else "all" if not keep else " ".join(map(str, _minus(hand, keep)))
+        typed = "stop" if a == g.STOP else "all" if not keep else " ".join(map(str, minus(hand, keep)))
         lines.append(f'  type "{typed}"{"":<{6 - len(typed)}} {describe(hand, a)}')
     return "\n".join(lines)
 

@@ -18,7 +18,6 @@ solver's own optimal action (``tests/test_web.py`` checks it).
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional, Sequence
@@ -26,8 +25,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from core.engine import IllegalAction
-from core.narrate import plural
 from games.dice421 import game as g
+from games.dice421.view import minus, describe, read_keep, read_reroll, why_not_stop  # the terminal's words
 
 # The 421 solver's time grows fast with the pot (pot 15: about 1 s, 30: about 5 s,
 # 50: about 40 s): the coach (and the optimal 421 bot on the web) stop here.
@@ -38,55 +37,6 @@ MAX_COACH_POT = 30
 class MoveValue:
     action: int
     p: float  # the mover's exact chance to win after this move, both playing optimally on
-
-
-def _minus(hand: Sequence[int], part: Sequence[int]) -> tuple[int, ...]:
-    return tuple(sorted((Counter(hand) - Counter(part)).elements(), reverse=True))
-
-
-# --------------------------------------------------------------------------- moves
-
-
-def read_keep(hand: Sequence[int], keep: Sequence[int]) -> int:
-    """The action keeping ``keep`` (the rest rerolled), refused in the terminal's words."""
-    hand = g.canonical(hand)
-    if Counter(keep) - Counter(hand):
-        raise IllegalAction(f"cannot keep {g.hand_str(keep)}: your dice {g.hand_str(hand)} do not hold those values")
-    if len(keep) == 3:
-        raise IllegalAction('you must reroll at least one die (H4); to keep all three, "stop" (the leader only)')
-    return g.action_for_keep(keep)
-
-
-def read_reroll(hand: Sequence[int], reroll: Sequence[int]) -> int:
-    hand = g.canonical(hand)
-    if not reroll:  # rerolling nothing is keeping everything
-        return read_keep(hand, hand)
-    if len(reroll) > 3:
-        raise IllegalAction(f"you have only 3 dice and typed {len(reroll)} values ({' '.join(map(str, reroll))})")
-    missing = Counter(reroll) - Counter(hand)
-    if missing:
-        extra = " ".join(map(str, sorted(missing.elements(), reverse=True)))
-        raise IllegalAction(f"cannot reroll {extra}: your dice are {g.hand_str(hand)}")
-    return g.action_for_keep(_minus(hand, reroll))
-
-
-def why_not_stop(game: g.Game421, who) -> str:
-    """Why the person may not stop now: the follower's rule (H4), or the engine's words."""
-    if game.current_player != game.leader:
-        return (f"you cannot stop: the leader {who(game.leader)} made {plural(game.rolls_allowed, 'roll')}, "
-                f"so you must make exactly {game.rolls_allowed} and this is roll {game.rolls_used} (H4)")
-    return game._illegal_message(g.STOP, game.legal_actions())
-
-
-def describe(hand: Sequence[int], action: int) -> str:
-    """A move in the words of the terminal's list of legal moves."""
-    hand = g.canonical(hand)
-    if action == g.STOP:
-        return f"stop with {g.hand_str(hand)}"
-    keep = g.keep_for_action(action)
-    if not keep:
-        return "reroll all three"
-    return f"keep {g.hand_str(keep)}, reroll {g.hand_str(_minus(hand, keep))}"
 
 
 # --------------------------------------------------------------------------- the adapter
@@ -108,7 +58,7 @@ class Web421:
         """Rerolling ``reroll`` from the person's dice: the move, or why it is refused."""
         hand = game.dice_in_hand
         try:
-            action = read_keep(hand, _minus(hand, reroll))
+            action = read_keep(hand, minus(hand, reroll))
             legal = game.legal_actions()
             if action not in legal:
                 raise IllegalAction(game._illegal_message(action, sorted(legal)))
