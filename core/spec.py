@@ -13,6 +13,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
+import numpy as np
+
 from core import engine
 from core.dice import DiceSource
 
@@ -42,9 +44,8 @@ class Option:
     help: str
 
     def check(self, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not self.low <= value <= self.high:
-            raise ValueError(f"{self.name} must be a whole number in {self.low}..{self.high}, got {value!r}")
-        return value
+        """``value`` as an int (a Python or numpy integer, not a bool), or ValueError in one line."""
+        return engine.check_count(value, self.low, self.high, self.name)
 
 
 @dataclass(frozen=True)
@@ -107,14 +108,15 @@ class GameSpec:
     export: str = ""  # "module" with write_policy_csv, policy_table, is_deterministic (or "")
 
     # --- players and options ---------------------------------------------------
-    def check_players(self, n_players: Any) -> int:
-        if isinstance(n_players, bool) or not isinstance(n_players, int) or not (
+    def check_players(self, n_players: Any, what: str = "") -> int:
+        """``n_players`` as an int if the game is played by that many (``what``: the argument's
+        name, put before the message), or ValueError in one line: the one check of a table's size."""
+        if isinstance(n_players, (bool, np.bool_)) or not isinstance(n_players, (int, np.integer)) or not (
             self.min_players <= n_players <= self.max_players
         ):
-            raise ValueError(
-                f"{self.name} is played by {self.min_players} to {self.max_players} players, got {n_players!r}"
-            )
-        return n_players
+            raise ValueError(f"{what + ': ' if what else ''}{self.name} is played by {self.min_players} to "
+                             f"{self.max_players} players, got {n_players!r}")
+        return int(n_players)
 
     def check_options(self, options: Mapping[str, Any]) -> dict[str, int]:
         """The game options with defaults filled in; unknown names and bad values refused."""

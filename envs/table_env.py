@@ -49,10 +49,7 @@ class TableEnv(gym.Env):
     def __init__(self, opponent: Any = None, n_players: Optional[int] = None, agent_seat: int | str = "random",
                  illegal_action: Optional[str] = None, render_mode: Optional[str] = None, **options):
         game = self.spec_of_game
-        try:
-            self.n_players = game.check_players(game.min_players if n_players is None else n_players)
-        except ValueError as e:
-            raise ValueError(f"n_players: {e}") from None
+        self.n_players = game.check_players(game.min_players if n_players is None else n_players, "n_players")
         self.options = game.check_options(options)
         self._seat_of(agent_seat)  # checks it
         illegal_action = self.fallback[0] if illegal_action is None else illegal_action

@@ -475,10 +475,10 @@ def test_a_dice_function_giving_values_outside_1_to_6_is_refused_in_one_line():
 def test_bad_arguments_get_one_exact_line():
     keeps = random_keep_table(0)
     cases = [
-        (dict(n_players=9), "n_players must be an integer from 2 to 8, got 9"),
-        (dict(n_players=1), "n_players must be an integer from 2 to 8, got 1"),
-        (dict(n_players=True), "n_players must be an integer from 2 to 8, got True"),
-        (dict(n_players=3.0), "n_players must be an integer from 2 to 8, got 3.0"),
+        (dict(n_players=9), "n_players: 420 is played by 2 to 8 players, got 9"),
+        (dict(n_players=1), "n_players: 420 is played by 2 to 8 players, got 1"),
+        (dict(n_players=True), "n_players: 420 is played by 2 to 8 players, got True"),
+        (dict(n_players=3.0), "n_players: 420 is played by 2 to 8 players, got 3.0"),
         (dict(agent_seat="green"), "agent_seat must be 'red', 'blue', 0, 1 or 'random', got 'green'"),
         (dict(agent_seat=2), "agent_seat must be 'red', 'blue', 0, 1 or 'random', got 2"),
         (dict(agent_seat="red", n_players=3), "agent_seat must be a seat 0..2 or 'random', got 'red'"),

@@ -330,8 +330,11 @@ def test_bad_arguments_get_one_exact_line():
         (dict(agent_seat=True), ValueError, "agent_seat must be 0, 1 or 'random', got True"),
         (dict(agent_seat="red"), ValueError, "agent_seat must be 0, 1 or 'random', got 'red'"),
         (dict(agent_seat=1.0), ValueError, "agent_seat must be 0, 1 or 'random', got 1.0"),
-        (dict(pot=0), ValueError, "pot must be a positive number of tokens, got 0"),
-        (dict(pot=2.5), ValueError, "pot must be a positive number of tokens, got 2.5"),
+        (dict(pot=0), ValueError, "pot must be a whole number in 1..100, got 0"),
+        (dict(pot=2.5), ValueError, "pot must be a whole number in 1..100, got 2.5"),
+        # the one check of the option (GameSpec), as the engine and the other envs have it
+        (dict(pot=True), ValueError, "pot must be a whole number in 1..100, got True"),
+        (dict(pot=101), ValueError, "pot must be a whole number in 1..100, got 101"),
         (dict(pot=5), ValueError, "the opponent's table is for pot 15, this env's pot is 5"),
     ]
     for kwargs, kind, message in cases:

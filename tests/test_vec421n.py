@@ -96,7 +96,7 @@ def test_plays_the_same_scripted_games_as_the_engine_env(n_players, pot, n_games
 
 def test_refuses_bad_arguments_and_policies_in_one_line():
     policy = batch_policy("421", "greedy421")
-    with pytest.raises(ValueError, match="421 is played by 2 or 3 players"):
+    with pytest.raises(ValueError, match="n_players: 421 is played by 2 to 3 players"):
         Vec421NEnv(2, policy, n_players=4)
     with pytest.raises(ValueError, match="agent_seat must be a seat 0..2"):
         Vec421NEnv(2, policy, agent_seat=3)

@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from games.dice420 import SPEC
 from games.dice420 import codec as codec420
 from games.dice420 import game as g
 from envs.batched import BatchedVecEnv
@@ -248,10 +249,7 @@ class Vec420Env(BatchedVecEnv):
         first_players: Sequence[Sequence[int]] | None = None,
         weights: Sequence[float] | None = None,
     ):
-        if isinstance(n_players, bool) or not isinstance(n_players, (int, np.integer)) \
-                or not 2 <= n_players <= g.MAX_PLAYERS:
-            raise ValueError(f"n_players must be an integer from 2 to {g.MAX_PLAYERS}, got {n_players!r}")
-        n_players = int(n_players)
+        n_players = SPEC.check_players(n_players, "n_players")
         names = "'red', 'blue', 0, 1" if n_players == 2 else f"a seat 0..{n_players - 1}"
         if isinstance(agent_seat, str):
             if agent_seat != "random" and (n_players != 2 or agent_seat not in SEAT_NAMES):

@@ -60,6 +60,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from gymnasium import spaces
 
+from games.dice421 import SPEC
 from games.dice421 import codec as codec421
 from games.dice421 import game as g
 from envs.batched import BatchedVecEnv
@@ -240,9 +241,7 @@ class Vec421Env(Turns421, BatchedVecEnv):
         if not (agent_seat == "random" or (isinstance(agent_seat, (int, np.integer))
                                            and not isinstance(agent_seat, bool) and agent_seat in (0, 1))):
             raise ValueError(f"agent_seat must be 0, 1 or 'random', got {agent_seat!r}")
-        if not isinstance(pot, (int, np.integer)) or pot < 1:
-            raise ValueError(f"pot must be a positive number of tokens, got {pot!r}")
-        self.pot = int(pot)
+        self.pot = SPEC.check_options({"pot": pot})["pot"]
         low, high = codec421.observation_bounds(self.pot)
         super().__init__(
             num_envs,

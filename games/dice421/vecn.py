@@ -52,6 +52,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 from gymnasium import spaces
 
+from games.dice421 import SPEC
 from games.dice421 import codec as codec421
 from games.dice421 import game as g
 from envs.batched import BatchedVecEnv
@@ -103,16 +104,11 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
         dice: Optional[BatchDice] = None,
         weights: Optional[Sequence[float]] = None,
     ):
-        if isinstance(n_players, bool) or not isinstance(n_players, (int, np.integer)) \
-                or not g.MIN_PLAYERS <= n_players <= g.MAX_PLAYERS:
-            raise ValueError(f"421 is played by {g.MIN_PLAYERS} or {g.MAX_PLAYERS} players, got {n_players!r}")
-        self.n_players = P = int(n_players)
+        self.n_players = P = SPEC.check_players(n_players, "n_players")
         if not (agent_seat == "random" or (isinstance(agent_seat, (int, np.integer))
                                            and not isinstance(agent_seat, bool) and 0 <= agent_seat < P)):
             raise ValueError(f"agent_seat must be a seat 0..{P - 1} or 'random', got {agent_seat!r}")
-        if isinstance(pot, bool) or not isinstance(pot, (int, np.integer)) or not 1 <= pot <= g.MAX_POT:
-            raise ValueError(f"pot must be a whole number of tokens in 1..{g.MAX_POT}, got {pot!r}")
-        self.pot = int(pot)
+        self.pot = SPEC.check_options({"pot": pot})["pot"]
         low, high = codec421.observation_bounds(self.pot)
         super().__init__(num_envs, spaces.Box(low, high, shape=(codec421.OBS_SIZE,), dtype=np.int64),
                          spaces.Discrete(g.N_ACTIONS), seed, dice)
