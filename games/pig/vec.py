@@ -14,10 +14,13 @@ with ``ScriptedDice`` (``scripted_dice``).
 
 **State.**  ``score[game, seat]``, ``turn`` (the mover's turn total), ``cur``
 (the seat to move), ``seat`` (the agent's).  A new game draws the agent's seat
-(``agent_seat="random"``) and ``_advance`` plays, pass after pass, the forced
+(``agent_seat="random"``) and ``_play`` plays, pass after pass, the forced
 first rolls and one opponent move per game that needs one, until every game is
-at the agent's next choice (turn total above 0) or over.  Loops run over
-passes, never over games.
+at the agent's next choice (turn total above 0) or decided.  A step plays the
+agent's moves and then one such loop, in which a game that ends starts again at
+once (SB3's auto-reset) in the same passes.  Loops run over passes, never over
+games.  The seeded generator draws dice and uniforms a block at a time
+(``_drawn``), used in pass order.
 
 **Opponents.**  A policy table ``P[i, j, k]`` of the probability of rolling
 (``agents``-independent: any agent becomes one through
@@ -106,6 +109,7 @@ class VecPigEnv(BatchedVecEnv):
         self.seat = np.zeros(n, dtype=np.int64)
         self.decided = np.zeros(n, dtype=bool)  # the agent's game ended before its next choice
         self.pending = np.zeros(n)  # its reward
+        self._blocks: dict[str, tuple] = {}  # kind -> (numbers drawn, next one, their generator)
 
     def set_opponent(self, opponent: Any, weights: Sequence[float] | None = None) -> None:
         """Replace the opponent: a policy table or a non-empty list of them (a pool).
@@ -130,13 +134,27 @@ class VecPigEnv(BatchedVecEnv):
     def dice(self) -> DiceFn:
         return self._dice_override or random_dice(self.rng, self.faces)
 
+    BLOCK = 1 << 14  # dice and uniforms drawn from the generator this many at a time
+
+    def _drawn(self, kind: str, n: int) -> np.ndarray:
+        """The next ``n`` dice (``kind`` "dice") or uniforms in [0, 1) ("uniform") from the
+        env's generator, drawn a block at a time (one call per pass costs more than the
+        numbers); a new generator (``reset`` re-seeds) starts new blocks."""
+        block, at, rng = self._blocks.get(kind, (None, 0, None))
+        if rng is not self.rng or at + n > len(block):
+            size = max(self.BLOCK, n)
+            block = self.rng.integers(1, self.faces + 1, size=size) if kind == "dice" else self.rng.random(size)
+            at, rng = 0, self.rng
+        self._blocks[kind] = (block, at + n, rng)
+        return block[at:at + n]
+
     # --- game mechanics on a subset of games ---------------------------------
-    # A subset of games in play is one int64 array ``S`` of shape (7, games), a column per
-    # game: the mover's score, the other's score, the turn total, the seat to move, the
-    # agent's seat, the game's row and its place in the caller's ``rows``.  A pass is a
-    # few array operations on all of its columns; a column leaves (one copy of ``S``)
-    # when its game is at the agent's choice or over, and the rows are written back once.
-    A, B, T, CUR, SEAT, ROW, POS = range(7)
+    # The games in play are one int64 array ``S`` of shape (7, games), a column per game:
+    # the mover's score, the other's score, the turn total, the seat to move, the agent's
+    # seat, the game's row, and whether the game started in this call (``FRESH``).  A pass
+    # is a few array operations on all of its columns; a column leaves (one copy of ``S``)
+    # when its game is at the agent's choice or decided, and the rows are written back once.
+    A, B, T, CUR, SEAT, ROW, FRESH = range(7)
 
     def _columns(self, rows: np.ndarray) -> np.ndarray:
         S = np.empty((7, len(rows)), dtype=np.int64)
@@ -147,8 +165,22 @@ class VecPigEnv(BatchedVecEnv):
         S[self.CUR] = cur
         S[self.SEAT] = self.seat[rows]
         S[self.ROW] = rows
-        S[self.POS] = np.arange(len(rows))
+        S[self.FRESH] = 0
         return S
+
+    def _start(self, S: np.ndarray, cols: np.ndarray | slice = slice(None)) -> None:
+        """New games in the columns ``cols`` of ``S``, in place (P3: seat 0 moves first; the
+        agent's seat as asked; a pool's tables drawn)."""
+        n = len(S[self.ROW][cols])
+        for field in (self.A, self.B, self.T, self.CUR):
+            S[field][cols] = 0
+        if self.agent_seat == "random":
+            S[self.SEAT][cols] = self._drawn("uniform", n) < 0.5
+        else:
+            S[self.SEAT][cols] = SEATS.get(self.agent_seat, self.agent_seat)
+        S[self.FRESH][cols] = 1
+        if len(self._pool) > 1:
+            self.opp_index[S[self.ROW][cols]] = self._draw(self._pool_cdf, 2 * n).reshape(n, 2)
 
     def _write_back(self, parts: list[np.ndarray]) -> None:
         S = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
@@ -157,6 +189,7 @@ class VecPigEnv(BatchedVecEnv):
         self.score[rows, cur ^ 1] = S[self.B]
         self.turn[rows] = S[self.T]
         self.cur[rows] = cur
+        self.seat[rows] = S[self.SEAT]
 
     def _move(self, S: np.ndarray, roll: np.ndarray) -> np.ndarray:
         """Every column of ``S`` moves, in place: a roll where ``roll`` (P1, P2; one die per
@@ -165,7 +198,7 @@ class VecPigEnv(BatchedVecEnv):
         a, b, t, cur = S[self.A], S[self.B], S[self.T], S[self.CUR]
         n_rolls = np.count_nonzero(roll)
         if self._dice_override is None:
-            values = self.rng.integers(1, self.faces + 1, size=n_rolls)
+            values = self._drawn("dice", n_rolls)
         else:
             values = np.asarray(self._dice_override(S[self.ROW][roll]), dtype=np.int64)
             if ((values < 1) | (values > self.faces)).any():
@@ -194,25 +227,43 @@ class VecPigEnv(BatchedVecEnv):
 
     def _opponent_rolls(self, S: np.ndarray) -> np.ndarray:
         """Whether the mover of each column rolls by the opponent's table (asked for every
-        column, whoever moves: the draws are one per column and pass)."""
+        column: a turn total of 0 and the agent's forced roll are the caller's)."""
         a, b, t = S[self.A], S[self.B], S[self.T]
         if len(self._pool) == 1:
             table = self._pool[0]
             p = table[a, b, t]
-            return p if table.dtype == bool else self.rng.random(len(p)) < p
+            return p if table.dtype == bool else self._drawn("uniform", len(p)) < p
         out = np.empty(S.shape[1], dtype=bool)
         drawn = self.opp_index[S[self.ROW], S[self.CUR]]
         for k in np.unique(drawn):
             mine = np.flatnonzero(drawn == k)
             table = self._pool[k]
             p = table[a[mine], b[mine], t[mine]]
-            out[mine] = p if table.dtype == bool else self.rng.random(len(mine)) < p
+            out[mine] = p if table.dtype == bool else self._drawn("uniform", len(mine)) < p
         return out
 
-    def _advance(self, S: np.ndarray, done: np.ndarray, reward: np.ndarray) -> None:
+    def _ended(self, W: np.ndarray, done: np.ndarray, reward: np.ndarray, terminal: np.ndarray) -> None:
+        """Games just won in the columns of ``W``: a game that started in this call is
+        decided before the agent's first choice (its reward pending, for the next step);
+        another is done now, with its reward and terminal observation (the final scores,
+        the agent's first)."""
+        fresh = W[self.FRESH] == 1
+        if np.count_nonzero(fresh):
+            F = W.compress(fresh, axis=1)
+            self.decided[F[self.ROW]] = True
+            self.pending[F[self.ROW]] = np.where(F[self.CUR] == F[self.SEAT], 1.0, -1.0)
+            W = W.compress(~fresh, axis=1)
+        rows, agent_won = W[self.ROW], W[self.CUR] == W[self.SEAT]
+        done[rows] = True
+        reward[rows] = np.where(agent_won, 1.0, -1.0)
+        terminal[rows, 0] = np.where(agent_won, W[self.A], W[self.B])
+        terminal[rows, 2] = np.where(agent_won, W[self.B], W[self.A])
+
+    def _play(self, S: np.ndarray, done: np.ndarray, reward: np.ndarray, terminal: np.ndarray) -> None:
         """Play forced first rolls and the opponent's moves, pass after pass, until every
-        game of ``S`` is at the agent's choice or over; each finished game's ``done`` and
-        ``reward`` (at its place ``POS``) are set, and the rows written back."""
+        game of ``S`` is at the agent's choice or decided; a game that ends here is done
+        (``_ended``) and the next one starts in its column at once, in the same passes.
+        ``done``, ``reward`` and ``terminal`` are per row; the rows are written back."""
         parts = []
         leave = (S[self.CUR] == S[self.SEAT]) & (S[self.T] > 0)  # at the agent's choice
         while True:
@@ -224,30 +275,24 @@ class VecPigEnv(BatchedVecEnv):
             roll = self._opponent_rolls(S)
             roll |= S[self.T] == 0
             won = self._move(S, roll)
-            if np.count_nonzero(won):
-                w = S.compress(won, axis=1)
-                done[w[self.POS]] = True
-                reward[w[self.POS]] = np.where(w[self.CUR] == w[self.SEAT], 1.0, -1.0)
             leave = (S[self.CUR] == S[self.SEAT]) & (S[self.T] > 0)
-            leave |= won
+            if np.count_nonzero(won):
+                self._ended(S.compress(won, axis=1), done, reward, terminal)
+                fresh = S[self.FRESH] == 1
+                leave |= won & fresh  # decided: shows its final position until the next step
+                again = np.flatnonzero(won & ~fresh)
+                if len(again):
+                    self._start(S, again)
         if parts:
             self._write_back(parts)
 
     def _new_games(self, rows: np.ndarray) -> None:
-        """P3: seat 0 moves first; the agent's seat as asked; then up to its first choice."""
-        n = len(rows)
-        if self.agent_seat == "random":
-            self.seat[rows] = self.rng.integers(2, size=n)
-        else:
-            self.seat[rows] = SEATS.get(self.agent_seat, self.agent_seat)
-        if len(self._pool) > 1:
-            self.opp_index[rows] = self._draw(self._pool_cdf, 2 * n).reshape(n, 2)
-        self.score[rows] = 0
-        self.turn[rows] = 0
-        self.cur[rows] = 0
-        done, reward = np.zeros(n, dtype=bool), np.zeros(n)
-        self._advance(self._columns(rows), done, reward)
-        self.decided[rows], self.pending[rows] = done, reward
+        """New games in ``rows``, played to the agent's first choice (or decided before it)."""
+        S = self._columns(rows)
+        self._start(S)
+        self.decided[rows], self.pending[rows] = False, 0.0
+        n = self.num_envs
+        self._play(S, np.zeros(n, dtype=bool), np.zeros(n), np.zeros((n, 3), dtype=np.int64))
 
     # --- VecEnv API ----------------------------------------------------------
     def _raise_illegal(self, row: int, action, why: str) -> None:
@@ -259,23 +304,34 @@ class VecPigEnv(BatchedVecEnv):
         raise g.IllegalAction(f"game {row}: illegal action {action!r}: {why}; {state}")
 
     def step_wait(self):
+        """The agent's moves, then the games on to its next choices in one loop of passes: a
+        game that ends (or was decided) reports its terminal observation and the next one
+        starts at once (SB3's auto-reset), in the same passes."""
         actions = self._pending_actions()
-        rewards = np.where(self.decided, self.pending, 0.0)
-        dones = self.decided.copy()
-        live = np.flatnonzero(~dones)
+        n = self.num_envs
+        done, reward = self.decided.copy(), np.where(self.decided, self.pending, 0.0)
+        terminal = np.zeros((n, 3), dtype=np.int64)
+        decided = np.flatnonzero(done)
+        live = np.flatnonzero(~done)
+        parts = []
         if len(live):
             S = self._columns(live)
-            roll = actions[live] == g.ROLL
-            won = self._move(S, roll)  # the agent's move
-            done, reward = np.zeros(len(live), dtype=bool), np.zeros(len(live))
-            done[won], reward[won] = True, np.where(S[self.CUR][won] == S[self.SEAT][won], 1.0, -1.0)
-            # the games go on holds first, then rolls (the order in which they draw)
-            going = np.concatenate([np.flatnonzero(~roll), np.flatnonzero(roll & ~won)])
-            self._write_back([S.compress(won, axis=1)])
-            if len(going):
-                self._advance(S.take(going, axis=1), done, reward)
-            dones[live], rewards[live] = done, reward
-        return self._finish_step(rewards.astype(np.float32), dones)
+            won = self._move(S, actions[live] == g.ROLL)  # the agent's moves
+            if np.count_nonzero(won):
+                self._ended(S.compress(won, axis=1), done, reward, terminal)
+                self._start(S, np.flatnonzero(won))
+            parts.append(S)
+        if len(decided):
+            terminal[decided] = self._obs(decided)
+            self.decided[decided], self.pending[decided] = False, 0.0
+            S = self._columns(decided)
+            self._start(S)
+            parts.append(S)
+        self._play(parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1), done, reward, terminal)
+        infos: list[dict[str, Any]] = [{} for _ in range(n)]
+        for row in np.flatnonzero(done):
+            infos[row]["terminal_observation"] = terminal[row]
+        return self._obs(), reward.astype(np.float32), done, infos
 
     def _obs(self, rows: np.ndarray | None = None) -> np.ndarray:
         """``codec.observe(game, agent's seat)``: own score, turn total (the agent's, when it
