@@ -127,7 +127,9 @@ class VecPigEnv(BatchedVecEnv):
                 raise ValueError(f"pool entry {i}: {e}" if is_pool else str(e)) from None
             rows = table[solver.decision_mask(self.goal)]
             deterministic = bool(np.all((rows == 0) | (rows == 1)))
-            prepared.append((table > 0.5) if deterministic else table)
+            mine = (table > 0.5) if deterministic else table.copy()
+            mine[:, :, 0] = 1  # a turn total of 0 is rolled, whoever moves: one lookup says both
+            prepared.append(mine)
         self._set_pool(prepared, weights)
 
     @property
@@ -225,9 +227,10 @@ class VecPigEnv(BatchedVecEnv):
         cur ^= passes
         return won
 
-    def _opponent_rolls(self, S: np.ndarray) -> np.ndarray:
-        """Whether the mover of each column rolls by the opponent's table (asked for every
-        column: a turn total of 0 and the agent's forced roll are the caller's)."""
+    def _rolls(self, S: np.ndarray) -> np.ndarray:
+        """Whether the mover of each column rolls: by the opponent's table, in which a turn
+        total of 0 is always rolled (``set_opponent``), so the agent's forced first roll too
+        (the loop asks the agent nothing else).  One uniform per column, whoever moves."""
         a, b, t = S[self.A], S[self.B], S[self.T]
         if len(self._pool) == 1:
             table = self._pool[0]
@@ -264,7 +267,7 @@ class VecPigEnv(BatchedVecEnv):
         game of ``S`` is at the agent's choice or decided; a game that ends here is done
         (``_ended``) and the next one starts in its column at once, in the same passes.
         ``done``, ``reward`` and ``terminal`` are per row; the rows are written back."""
-        parts = []
+        parts, ended = [], []  # columns that left; games that ended (their last position)
         leave = (S[self.CUR] == S[self.SEAT]) & (S[self.T] > 0)  # at the agent's choice
         while True:
             if np.count_nonzero(leave):  # (cheaper than .any() on small arrays)
@@ -272,17 +275,20 @@ class VecPigEnv(BatchedVecEnv):
                 S = S.compress(~leave, axis=1)  # (faster than S[:, ~leave])
                 if not S.shape[1]:
                     break
-            roll = self._opponent_rolls(S)
-            roll |= S[self.T] == 0
-            won = self._move(S, roll)
+            won = self._move(S, self._rolls(S))
             leave = (S[self.CUR] == S[self.SEAT]) & (S[self.T] > 0)
             if np.count_nonzero(won):
-                self._ended(S.compress(won, axis=1), done, reward, terminal)
-                fresh = S[self.FRESH] == 1
-                leave |= won & fresh  # decided: shows its final position until the next step
-                again = np.flatnonzero(won & ~fresh)
+                again = np.flatnonzero(won)
+                W = S.take(again, axis=1)
+                ended.append(W)
+                fresh = W[self.FRESH] == 1
+                if np.count_nonzero(fresh):  # decided: shows its final position until the next step
+                    leave[again[fresh]] = True
+                    again = again[~fresh]
                 if len(again):
                     self._start(S, again)
+        if ended:
+            self._ended(ended[0] if len(ended) == 1 else np.concatenate(ended, axis=1), done, reward, terminal)
         if parts:
             self._write_back(parts)
 
