@@ -3,8 +3,7 @@
 ``python -m play --help`` lists the commands.  The modules only wire pieces
 together (rules from ``envs``, players from ``agents``):
 
-* ``play.cli420``     the interactive game of 420 for a person;
-* ``play.cli421``     the interactive game of 421 for a person (against one or two bots);
+* ``play.terminal``   a person against bots, for any game with a view (``GameSpec.view``);
 * ``play.tournament`` bot-vs-bot matches and their statistics (Wilson intervals);
 * ``play.exact420``   exact evaluation of a 420 agent with the solver, and policy export;
 * ``play.exact421``   exact and simulated evaluation of a 421 agent.

@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from core.words import ALL_WORDS, parse_dice, strip_word  # noqa: F401 (the move words, one copy in core)
-
 QUIT_WORDS = {"q", "quit", "exit"}
 HELP_WORDS = {"?", "h", "help"}
 LEGAL_WORDS = {"legal", "l", "moves"}

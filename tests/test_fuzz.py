@@ -50,8 +50,10 @@ from core.engine import IllegalAction
 from games.dice421.policy import Policy421
 from games.dice420.vec import Vec420Env
 from games.dice421.vec import Vec421Env
-from play import cli420, cli421
+from games.dice420 import view as view420
+from games.dice421 import view as view421
 from play.prompt import Command
+from play.terminal import read_command
 
 DRAWN_MOVES = 25  # moves per game chosen by hypothesis; the rest are legal moves
 MAX_MOVES = 2000  # a game longer than this is a bug
@@ -586,32 +588,32 @@ def check_command(command, legal) -> None:
 
 
 @given(text=COMMAND_TEXT, dice=st.lists(st.integers(1, 6), min_size=4, max_size=4))
-def test_cli420_parse_command(text, dice):
+def test_view420_read_command(text, dice):
     """Any text against any hand: a Command (a move is a legal keep of the hand) or a
     ValueError (IllegalAction for a move the rules forbid), nothing else."""
     hand = g420.canonical(dice)
     try:
-        command = cli420.parse_command(text, hand)
+        command = read_command(text, lambda line: view420.read(line, hand))
     except ValueError:
         return
     check_command(command, g420.legal_keeps(hand))
 
 
 @given(text=COMMAND_TEXT, dice=st.lists(st.integers(1, 6), min_size=3, max_size=3))
-def test_cli421_parse_command(text, dice):
+def test_view421_read_command(text, dice):
     """Any text against any hand (in any order): a Command (STOP, or a keep the hand holds)
     or a ValueError, nothing else."""
     hand = tuple(dice)
     try:
-        command = cli421.parse_command(text, hand)
+        command = read_command(text, lambda line: view421.read(line, hand))
     except ValueError:
         return
     check_command(command, np.flatnonzero(codec421.action_mask(hand, is_leader=True)).tolist())  # STOP and keeps
 
 
 PARSER_SETTINGS = settings(max_examples=10 * settings.default.max_examples)  # cheap: ten times the examples
-test_cli420_parse_command = PARSER_SETTINGS(test_cli420_parse_command)
-test_cli421_parse_command = PARSER_SETTINGS(test_cli421_parse_command)
+test_view420_read_command = PARSER_SETTINGS(test_view420_read_command)
+test_view421_read_command = PARSER_SETTINGS(test_view421_read_command)
 
 
 # --- Vec421Env's checks, case by case (issue: "Batched envs take bad actions") ------------------

@@ -396,7 +396,7 @@ def test_a_recorded_game_replays_from_its_seed_and_moves(client):
 
 def test_a_web_game_replays_in_the_terminal_with_the_same_seed_and_moves(client):
     from play.__main__ import main
-    from play.cli420 import ScriptedInput
+    from play.terminal import ScriptedInput
 
     reply = start(client, game="420", bots="optimal", seat=1, seed=31)
     final, _ = play_to_end(client, reply["id"], reply["state"], random.Random(5))
