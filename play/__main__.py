@@ -142,9 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "evaluate",
-        help="win probability of an agent against the optimal bot (421: against each bot), or at a table",
-        description="420: evaluate an agent against the optimal bot, as Red and as Blue. 421: against each "
-        "built-in 421 bot in two-player games, moving first and second. With --players N or --opponent: "
+        help="win probability of an agent against the game's bots, or at a table",
+        description="Two players: with --exact the game's exact figures (420: against the optimal bot, as Red "
+        "and as Blue; 421: against the optimal bot and the agent's best reply), else simulated games against "
+        "each of the game's bots, each seat held in half of them. With --players N or --opponent: "
         "the agent at seat 1 and the opponents at the other seats (by default the agent itself), and for "
         "each seat its probability of not losing, the best reply's and the regret in percentage points. "
         "With --exact the figures are exact (computed from every agent's whole policy); otherwise they are "
@@ -407,15 +408,11 @@ def cmd_evaluate(args, out: TextIO, err: Optional[TextIO] = None) -> int:
         opponents = [(_label(name), loaded[name]) for _, name in opponent_names]
     if not args.exact:
         _note(note, out)
-    if spec.evaluate:
-        games.load(spec.evaluate)(rows, args.exact, args.games, seed, out, err, players=players, opponents=opponents,
-                                  **options)
-    else:  # the one generic evaluation, over the game's exact module
-        from play.evaluate import evaluate
+    from play.evaluate import evaluate, explain  # the one evaluation, over what the game's folder offers
 
-        evaluate(spec, rows, args.exact, args.games, seed, out, err, players=players, opponents=opponents, **options)
+    evaluate(spec, rows, args.exact, args.games, seed, out, err, players=players, opponents=opponents, **options)
     if args.explain is not None:
-        games.load(spec.explain)(rows, out, args.explain, **options)
+        explain(spec, rows, out, args.explain, **options)
     return 0
 
 

@@ -186,7 +186,7 @@ def test_heuristic_follower_plan_is_what_act_plays(bot):
 
 
 def _table_rows(text: str) -> list[list[str]]:
-    return [line.split() for line in text.splitlines() if re.match(r"\d+ ", line)]
+    return [line.split() for line in text.splitlines() if re.match(r"P\d+ ", line)]
 
 
 def test_evaluate_three_players_exact_prints_the_modules_figures():

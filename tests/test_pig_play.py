@@ -121,7 +121,7 @@ def test_evaluate_simulated_and_a_game_without_a_table_evaluator_say_so(capsys):
     assert "pig, simulated: each agent against each bot (random, hold20, optimal)" in capsys.readouterr().out
     assert main(["evaluate", "pig", "--agent", "hold20", "--players", "3", "--exact"]) == 2
     err = capsys.readouterr().err
-    assert "pig offers no evaluation at a table of 3 players" in err and "Traceback" not in err
+    assert "pig offers no exact evaluation at a table of 3 players" in err and "Traceback" not in err
 
 
 def test_tournament_gives_exact_heads_up_figures(capsys):

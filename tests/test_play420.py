@@ -19,7 +19,8 @@ from games.dice420 import solver as solver420
 from games.dice420 import codec as codec420
 from games.dice420 import game as g
 from core.dice import ScriptedDice
-from play import exact420
+from games.dice420 import evaluate as evaluate420
+from games.dice420 import export as export420
 from play import match as matches
 from play.__main__ import main
 from games.dice420 import view as view420
@@ -254,11 +255,11 @@ def test_play_match_alternates_seats_and_replays_with_random_bots():
 
 # --- evaluate and export ---------------------------------------------------------------
 def test_policy_table_of_the_optimal_bot_is_the_solvers():
-    table = exact420.policy_table(make_agent("420", "optimal"))
+    table = export420.policy_table(make_agent("420", "optimal"))
     solver420.check_policy(table)
     expected = solver420.solve().policy_table()
     assert np.array_equal(table[solver420.DECISION], expected[solver420.DECISION])
-    states, obs, masks = exact420.decision_batch()
+    states, obs, masks = export420.decision_batch()
     assert len(states) == len(codec420.decision_states())
     h, o = states[1234]
     assert np.array_equal(obs[1234], codec420.encode(g.HANDS[h], g.HANDS[o]))
@@ -274,7 +275,7 @@ def test_policy_table_falls_back_to_act():
         def act(self, obs, mask):
             return greedy.act(obs, mask)
 
-    assert np.array_equal(exact420.policy_table(ActOnly()), exact420.policy_table(greedy))
+    assert np.array_equal(export420.policy_table(ActOnly()), export420.policy_table(greedy))
 
 
 def test_evaluate_exact_optimal_has_zero_gap(capsys):
@@ -286,12 +287,12 @@ def test_evaluate_exact_optimal_has_zero_gap(capsys):
     red_win = solver420.solve().red_win
     assert float(red) == pytest.approx(red_win, abs=1e-6) and float(opt_red) == pytest.approx(red_win, abs=1e-6)
     assert float(blue) == pytest.approx(1 - red_win, abs=1e-6)
-    r = exact420.exact_evaluation(make_agent("420", "optimal"))
+    r = evaluate420.exact_evaluation(make_agent("420", "optimal"))
     assert r.red == pytest.approx(red_win, abs=1e-12) and r.gap_red_pp == 0.0 and r.gap_blue_pp == 0.0
 
 
 def test_evaluate_exact_greedy_is_below_optimal():
-    r = exact420.exact_evaluation(make_agent("420", "greedy"))
+    r = evaluate420.exact_evaluation(make_agent("420", "greedy"))
     assert r.red < r.optimal_red and r.blue < r.optimal_blue
     assert r.gap_red_pp < 0 and r.gap_blue_pp < 0
 
@@ -308,7 +309,7 @@ def test_evaluate_all_skips_a_trained_bot_that_does_not_load(monkeypatch, capsys
 def test_evaluate_by_simulation_prints_intervals(capsys):
     assert main(["evaluate", "420", "--agent", "greedy", "--games", "100", "--seed", "1"]) == 0
     rows = _parse_match(capsys.readouterr().out)
-    assert rows[("greedy", "overall")][4] == 100 and rows[("optimal", "as Red")][4] == 50
+    assert rows[("optimal", "overall")][4] == 100 and rows[("optimal", "as Red")][4] == 50
 
 
 def test_export_optimal_policy(tmp_path, capsys):

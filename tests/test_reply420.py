@@ -1,7 +1,7 @@
 """games.dice420.reply: exact N-player 420 at a table of own-hand policies (each
 seat's P(not losing), the best reply of a seat and its regret), checked against
 the two-player solver, race420, brute force, each other and Monte-Carlo games
-of the engine; and ``python -m play evaluate 420``'s table (play.exact420)."""
+of the engine; and ``python -m play evaluate 420``'s table (play.evaluate)."""
 
 import io
 import itertools
@@ -17,7 +17,10 @@ from agents.base import DeterministicAgent
 from games.dice420.bots import OptimalAgent
 from games.dice420 import codec as codec420
 from games.dice420 import game as g
-from play import UsageError, exact420
+from games.dice420 import SPEC as SPEC420
+from games.dice420 import evaluate as evaluate420
+from play import UsageError
+from play import evaluate as front_end
 
 BOTS = ("random", "greedy", "foundation", "optimal")
 
@@ -165,7 +168,7 @@ def test_engine_games_agree_with_the_exact_figures_within_4_standard_errors(pol)
     names = ("greedy", "random", "foundation")
     exact = R.not_losing(3, [pol[b] for b in names])
     games = 600
-    kept = exact420.simulate_table([make_agent("420", b, seed=1) for b in names], games, seed=11)
+    kept = front_end.simulate_table(SPEC420, [make_agent("420", b, seed=1) for b in names], games, seed=11)
     se = np.sqrt(exact * (1 - exact) / games)
     assert np.all(np.abs(kept / games - exact) <= 4 * se)
 
@@ -175,7 +178,7 @@ def _evaluate(names, exact=True, players=3, opponents=None, games=0):
     out = io.StringIO()
     rows = [(n, make_agent("420", n, seed=0)) for n in names]
     opp = None if opponents is None else [(n, make_agent("420", n, seed=0)) for n in opponents]
-    exact420.evaluate(rows, exact, games, 5, out, players=players, opponents=opp)
+    front_end.evaluate(SPEC420, rows, exact, games, 5, out, players=players, opponents=opp)
     return out.getvalue()
 
 
@@ -193,7 +196,7 @@ def test_evaluate_prints_each_seats_exact_figures_in_80_columns(pol):
 def test_evaluate_with_two_players_and_no_opponents_is_unchanged():
     agent = make_agent("420", "greedy")
     text = _evaluate(["greedy"], players=2)
-    assert text == exact420.format_exact([("greedy", exact420.exact_evaluation(agent))]) + "\n"
+    assert text == evaluate420.format_exact([("greedy", evaluate420.exact_evaluation(agent))]) + "\n"
 
 
 def test_evaluate_two_players_with_an_opponent_gives_the_solvers_seats(pol):
@@ -218,7 +221,7 @@ def test_evaluate_refuses_a_wrong_table_with_one_line():
         _evaluate(["greedy"], players=4, opponents=["greedy", "random"])
     out = io.StringIO()
     with pytest.raises(UsageError, match="own hand") as e:
-        exact420.evaluate([("peeker", LooksAtTheNextHand())], True, 0, 5, out, players=4)
+        front_end.evaluate(SPEC420, [("peeker", LooksAtTheNextHand())], True, 0, 5, out, players=4)
     assert "\n" not in str(e.value)
 
 

@@ -50,7 +50,7 @@ SPEC = GameSpec(
     exact_tables={None: "games.dice420.reply:tournament_figure"},  # two players: the solver (play.tournament.exact_heads_up)
     view="games.dice420.view",
     web="games.dice420.web:WEB",
-    evaluate="play.exact420:evaluate",
-    explain="play.exact420:explain",
-    export="play.exact420",
+    evaluate="games.dice420.evaluate",
+    explain="games.dice420.evaluate:explain_lines",
+    export="games.dice420.export",
 )

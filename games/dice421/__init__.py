@@ -51,6 +51,6 @@ SPEC = GameSpec(
     exact_n="games.dice421.exactn",
     view="games.dice421.view",
     web="games.dice421.web:WEB",
-    evaluate="play.exact421:evaluate",
-    explain="play.exact421:explain",
+    evaluate="games.dice421.evaluate",
+    explain="games.dice421.evaluate:explain_lines",
 )
