@@ -60,7 +60,7 @@ class Preset:
     snapshot_every: int = 0
     search: dict[str, Range | Choice] = field(default_factory=dict)  # what `python -m train sweep` varies
     # At a table of more than two players: steps between the evaluations that are exact
-    # (``train.run.exact_tables``); None: every evaluation.  The others are sampled.
+    # (``train.evaluation.exact_tables``); None: every evaluation.  The others are sampled.
     exact_every: int | None = None
 
     @property

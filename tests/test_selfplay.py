@@ -14,7 +14,8 @@ from agents.ppo_agent import PPOAgent, build_policy
 from train import presets as P
 from train.__main__ import main as train_main
 from train.checkpoint import read_saved_meta, restore
-from train.run import RunConfig, SelfPlay, build_model, make_env
+from train.run import RunConfig, build_model, make_env
+from train.selfplay import SelfPlay
 
 POT = 5  # small tables: snapshots are quick to tabulate
 

@@ -14,7 +14,9 @@ from agents.ppo_agent import PPOAgent
 from games.dice421.vecn import Vec421NEnv
 from train import presets as P
 from train.__main__ import main as train_main
-from train.run import RunConfig, SelfPlay, build_model, make_env, table_figures
+from train.evaluation import table_figures
+from train.run import RunConfig, build_model, make_env
+from train.selfplay import SelfPlay
 
 POT = 4  # small tables: the exact evaluation takes seconds
 
@@ -149,7 +151,7 @@ def test_a_four_player_420_run_plays_its_pool_and_says_why_its_figure_is_sampled
 
 def test_exact_tables_of_420_at_three_players_are_the_solvers(tmp_path):
     from games.dice420 import reply as reply420
-    from train.run import exact_tables, table_bots
+    from train.evaluation import exact_tables, table_bots
 
     preset = P.PRESETS["ppo-420-3p"]
     assert table_bots(preset) == ("optimal", "greedy", "foundation")

@@ -291,7 +291,7 @@ class SavedRun:
     num_timesteps: int
     wall_seconds: float
     history: list[dict[str, Any]] = field(default_factory=list)
-    self_play: Any = None  # a self-play run's pool (train.run.SelfPlay.state)
+    self_play: Any = None  # a self-play run's pool (train.selfplay.SelfPlay.state)
 
 
 def _count(value: Any, where: str, high: int = MAX_TIMESTEPS) -> int:
@@ -433,7 +433,7 @@ def _restore_random_states(rng: Any, env, where: str) -> None:
 def restore(model, env, folder: Path, name: str, meta: dict[str, Any], snapshots: int = 0) -> SavedRun:
     """Load NAME.pt's weights and NAME.state into ``model`` (freshly built from the preset).
     ``snapshots``: the past versions of the learner a self-play state holds (their weights
-    are returned unchecked in ``SavedRun.self_play``, for ``train.run.SelfPlay``)."""
+    are returned unchecked in ``SavedRun.self_play``, for ``train.selfplay.SelfPlay``)."""
     files = run_files(folder, name)
     where = str(files["state"])
     try:

@@ -10,17 +10,15 @@ a resumed run reads as one run.  A Ctrl-C during a save waits for the save.
 """
 
 from __future__ import annotations
-
 import platform
 import shlex
 import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass, replace
-from functools import lru_cache
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,178 +26,15 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList, Progr
 
 import agents
 import games
-from agents.base import pp
-from agents.ppo_agent import (CheckpointError, PPOAgent, build_policy, check_weights, policy_class_from,
-                              policy_kwargs_from, policy_state)
+from agents.ppo_agent import PPOAgent, policy_class_from, policy_kwargs_from
 from train import checkpoint
 from train.checkpoint import RunError
 from train.fast import BatchedMaskablePPO, EpisodeMonitor
-from train.presets import Preset, gae_lambda_schedule, pool_weights
-
-# the exact figures logged to TensorBoard (eval/KEY) and kept in a checkpoint's metadata
-LOGGED_FIGURES = ("vs_", "gap_", "suboptimal_", "exploitability_", "regret_", "table_")
-# figures of every evaluation kept in a checkpoint's metadata (eval_history)
-HISTORY_FIGURES = ("gap_pp", "table_")
-TABLE_GAMES = 20_480  # sampled games per evaluation of a run at a table of more than two players
-DEFAULT_LOGDIR = Path("runs")  # python -m train's --logdir default (a continue-with command leaves it out)
-
-
-@dataclass
-class RunConfig:
-    preset: Preset
-    timesteps: int
-    seed: int | None  # None: the saved run's when resuming, else 0
-    n_envs: int
-    logdir: Path
-    checkpoint_dir: Path
-    name: str
-    resume: bool = False
-    overwrite: bool = False  # replace an existing run of this name
-    eval_every: int | None = None
-    stop_when_optimal: bool = True
-    progress_bar: bool = True
-    torch_threads: int | None = None  # None: the preset's, or the saved run's when resuming
-    # called with the figures of each evaluation during training, once its checkpoint is
-    # saved (python -m train sweep reports the exact gap to Ray Tune with it)
-    on_eval: Callable[[dict[str, Any]], None] | None = None
-
-
-def exact_options(preset: Preset) -> dict[str, Any]:
-    """The game options the exact evaluation takes (the env's, less the player count)."""
-    return {k: v for k, v in preset.env.items() if k != "n_players"}
-
-
-def eval_opponents(preset: Preset) -> tuple[str, ...]:
-    """The bots an agent is measured against: the optimal one first, then the others."""
-    others = tuple(b for b in games.get(preset.game).bots_for(2) if b != "optimal")
-    return ("optimal", *others)
-
-
-def plays_live(preset: Preset) -> bool:
-    """Whether the preset trains in the game's live env (other seats asked as batch policies)."""
-    return preset.n_players in games.get(preset.game).live_players
-
-
-def table_versus(preset: Preset) -> tuple[str, ...]:
-    """The bots at the other seats of the table a run of more than two players is measured
-    at: the game's suggested bot (421: ``heuristic``) in every other seat."""
-    return (games.get(preset.game).suggested_bot,) * (preset.n_players - 1)
-
-
-def table_key(preset: Preset) -> str:
-    """The figure of that table: ``table_vs_A_B``."""
-    return "table_vs_" + "_".join(table_versus(preset))
-
-
-def table_bots(preset: Preset) -> tuple[str, ...]:
-    """The bots an exact evaluation of a run of more than two players puts in every other
-    seat, one table each: the measured table's (``table_versus``), then every other bot of
-    the game that plays that table (its size and options) but ``random``."""
-    bots = games.get(preset.game).bots_for(preset.n_players)
-    options = tuple(sorted(exact_options(preset).items()))
-    return tuple(b for b in dict.fromkeys((table_versus(preset)[0], *(b for b in bots if b != "random")))
-                 if _bot_table(preset.game, b, preset.n_players, options) is not None)
-
-
-@lru_cache(maxsize=32)
-def _bot_table(game: str, name: str, n_players: int, options: tuple) -> Any:
-    """A bot as tables of ``n_players`` ask it (``exact_n.prepared``), kept for the whole
-    process: a 421 bot's table fills as it is asked, once for every evaluation.  None for
-    a bot that cannot sit at such a table (exact3 at another pot)."""
-    bot = agents.make_agent(game, name, seed=0)
-    try:
-        if hasattr(bot, "check_table"):
-            bot.check_table(n_players, **dict(options))
-    except ValueError:
-        return None
-    return games.load(games.get(game).exact_n).prepared(bot, n_players)
-
-
-def exact_tables(config: RunConfig, agent) -> dict[str, Any]:
-    """``agent`` measured exactly at its own table (itself in every seat, which by symmetry
-    is every seat's regret: ``table_own_regret_pp``) and at the table of each of
-    ``table_bots`` in every other seat (``table_vs_A_A`` its P(not losing),
-    ``table_regret_vs_A_A_pp`` what the best reply there gets more).  ``ValueError``
-    when the game's exact module cannot tabulate the agent once for all tables (420 with
-    an agent that looks at other hands)."""
-    preset, spec = config.preset, games.get(config.preset.game)
-    solver, options, n = games.load(spec.exact_n), exact_options(preset), preset.n_players
-    mine = solver.prepared(agent, n)
-    value, best = solver.seat_figures([mine] * n, 0, **options)
-    figures = {"table_own_regret_pp": pp(best - value)}
-    for bot in table_bots(preset):
-        other = _bot_table(preset.game, bot, n, tuple(sorted(options.items())))
-        value, best = solver.seat_figures([mine, *[other] * (n - 1)], 0, **options)
-        key = "_".join([bot] * (n - 1))
-        figures[f"table_vs_{key}"], figures[f"table_regret_vs_{key}_pp"] = value, pp(best - value)
-    measured = table_key(preset).removeprefix("table_vs_")
-    figures["table_regret_pp"] = figures[f"table_regret_vs_{measured}_pp"]
-    return {**figures, "optimal": False, "exact_table": True}
-
-
-def table_figures(config: RunConfig, agent, exact: bool, final: bool = False) -> dict[str, Any]:
-    """A run of more than two players, measured at the table of ``table_versus``:
-    ``table_vs_A_B`` its P(not losing), sampled over ``TABLE_GAMES`` games (``table_se_pp``
-    its standard error), or with ``exact`` every figure of ``exact_tables``.  Where those
-    cannot be had, the ``final`` evaluation still tries the measured table alone over the
-    full state (420 with three players and an agent that looks at other hands: minutes);
-    failing that (four players), the sampled figure stands in, with
-    ``table_exact_refused`` saying why."""
-    preset, spec = config.preset, games.get(config.preset.game)
-    options, versus, key = exact_options(preset), table_versus(preset), table_key(preset)
-    refused = None
-    if exact:
-        try:
-            return exact_tables(config, agent)
-        except ValueError as e:
-            refused = str(e)
-    if exact and final:
-        solver = games.load(spec.exact_n)
-        others = [agents.make_agent(preset.game, name, seed=0) for name in versus]
-        try:
-            value, best = solver.seat_figures([agent, *others], 0, **options)
-            return {key: value, "table_regret_pp": pp(best - value), "optimal": False, "exact_table": True}
-        except ValueError as e:
-            refused = str(e)
-    env = games.load(spec.live_env)(2048, agents.live_opponent(preset.game, versus[0], preset.n_players),
-                                    n_players=preset.n_players, seed=0, **options)
-    policy = agents.batch_policy(preset.game, agent)
-    per_slot = -(-TABLE_GAMES // env.num_envs)
-    finished, wins = np.zeros(env.num_envs, dtype=np.int64), np.zeros(env.num_envs)
-    env.reset()
-    while (finished < per_slot).any():
-        live = np.flatnonzero(~env.decided)
-        actions = np.zeros(env.num_envs, dtype=np.int64)
-        actions[live] = policy(env._obs(live), env.action_masks()[live], env.rng)
-        _, rewards, dones, _ = env.step(actions)
-        counted = dones & (finished < per_slot)  # each slot's first games only: no bias to short games
-        wins += counted * (rewards > 0)
-        finished += dones
-    p, n = wins.sum() / (per_slot * env.num_envs), per_slot * env.num_envs
-    figures = {key: float(p), "table_se_pp": float(100 * np.sqrt(p * (1 - p) / n)), "optimal": False,
-               "exact_table": False}
-    return figures if refused is None else {**figures, "table_exact_refused": refused}
-
-
-def evaluate(config: RunConfig, agent, final: bool = False, exact_now: bool = False) -> dict[str, Any]:
-    """Exact figures of ``agent`` by the game's solver (``GameSpec.exact``); at a table of
-    more than two players, ``table_figures`` (exact at the end of the run, and during it
-    where ``exact_now``: every ``Preset.exact_every`` steps)."""
-    preset = config.preset
-    if preset.n_players > 2:
-        return table_figures(config, agent, exact=final or exact_now, final=final)
-    options = exact_options(preset)
-    tables = {name: agents.bot_table(preset.game, name, **options) for name in eval_opponents(preset)}
-    return games.load(games.get(preset.game).exact).exact_figures(agent, tables, **options)
-
-
-def log_figures(logger, figures: dict[str, Any], step: int) -> None:
-    """An evaluation's figures to TensorBoard, ``eval/KEY`` (the numbers of ``LOGGED_FIGURES``)."""
-    for key, value in figures.items():
-        if key.startswith(LOGGED_FIGURES) and isinstance(value, (int, float)):  # not a refusal's words
-            logger.record(f"eval/{key}", value)
-    logger.record("eval/wall_seconds", figures["wall_seconds"])
-    logger.dump(step)
+from train.presets import gae_lambda_schedule
+from train.config import DEFAULT_LOGDIR, RunConfig
+from train.evaluation import (HISTORY_FIGURES, LOGGED_FIGURES, eval_opponents, evaluate, exact_options,
+                              format_table_figures, log_figures, plays_live)
+from train.selfplay import SelfPlay, SelfPlayCallback
 
 
 class ExactEvalCallback(BaseCallback):
@@ -272,123 +107,6 @@ class ExactEvalCallback(BaseCallback):
         if self.config.stop_when_optimal and figures["optimal"]:
             print(f"\nexactly optimal in both seats at {self.num_timesteps} steps, {figures['wall_seconds']:.1f} s: stopping")
             return False
-        return True
-
-
-class SelfPlay:
-    """The opponent pool of a self-play preset (``Preset.pool``, ``Preset.snapshots``).
-
-    The env plays a pool of tables: the preset's ``opponent``, its ``pool`` bots, then
-    ``snapshots`` frozen past versions of the learner, each game drawing one in
-    proportion to ``pool_weights``.  The first rollout fills every snapshot place
-    with the starting learner (the games already begun then, the env's first, play
-    ``opponent``); then, before the first rollout after each ``snapshot_every``
-    steps, the learner as it is replaces the oldest snapshot, in its place, so only
-    the games that drew that place change opponent.  A snapshot is the learner's
-    exact policy table at that moment (what the solver evaluates), or in a live env
-    (``plays_live``) a frozen copy of its network asked as a batch policy; its
-    weights go into the training state, so ``--resume`` plays on against the same
-    past versions.  In a live env every other seat draws its own pool member."""
-
-    def __init__(self, config: RunConfig):
-        preset = config.preset
-        self.config = config
-        self.weights = pool_weights(preset)
-        options = exact_options(preset)
-        self.live = plays_live(preset)
-        form = ((lambda name: agents.live_opponent(preset.game, name, preset.n_players)) if self.live
-                else (lambda name: agents.bot_table(preset.game, name, **options)))
-        self.fixed = [form(name) for name in (preset.opponent, *preset.pool)] if self.weights else []
-        self.snapshots: list[dict[str, torch.Tensor]] = []  # the learner's past weights, one per place
-        self.tables: list[Any] = []  # their policy tables
-        self.oldest = 0  # the place the next snapshot goes to
-        self.taken = 0  # snapshots taken so far
-        self.next_at = 0  # the step count at which the next snapshot is due
-
-    @property
-    def active(self) -> bool:
-        return bool(self.weights)
-
-    def _table(self, agent) -> Any:
-        """A snapshot in the form the env plays it (``agent`` must not change after)."""
-        if self.live:
-            return agents.BatchPolicy(agent)
-        solver = games.load(games.get(self.config.preset.game).exact)
-        return solver.policy_table(agent, **exact_options(self.config.preset))
-
-    def _frozen(self, weights: dict[str, torch.Tensor]) -> PPOAgent:
-        policy = build_policy(self.config.preset.game, self.config.preset.policy, self.config.preset.env)
-        policy.load_state_dict(weights)
-        return PPOAgent(policy, self.config.preset.game)
-
-    def _push(self, model) -> None:
-        model.get_env().env_method("set_opponent", [*self.fixed, *self.tables], weights=self.weights)
-
-    def update(self, model) -> bool:
-        """Take a snapshot if one is due and give the env the new pool (a pool of bots
-        only is given once); whether a snapshot was taken."""
-        preset = self.config.preset
-        if model.num_timesteps < self.next_at or (self.taken and not preset.snapshots):
-            return False
-        if preset.snapshots:
-            weights = {k: v.clone() for k, v in policy_state(model.policy).items()}  # not the live tensors
-            table = self._table(self._frozen(weights) if self.live else PPOAgent.from_model(model, preset.game))
-            if not self.snapshots:  # the start: every place holds the starting learner
-                self.snapshots, self.tables = [weights] * preset.snapshots, [table] * preset.snapshots
-            else:
-                self.snapshots[self.oldest], self.tables[self.oldest] = weights, table
-                self.oldest = (self.oldest + 1) % preset.snapshots
-        self.taken += 1
-        self.next_at = model.num_timesteps + preset.snapshot_every
-        self._push(model)
-        return bool(preset.snapshots)
-
-    def state(self) -> dict[str, Any]:
-        return {"snapshots": list(self.snapshots), "oldest": self.oldest, "taken": self.taken,
-                "next_at": int(self.next_at)}
-
-    def restore(self, model, saved: Any, where: str) -> None:
-        """The pool of a resumed run, from its training state (checked: one line if wrong)."""
-        preset = self.config.preset
-
-        def count(key: str, high: int) -> bool:
-            value = saved.get(key)
-            return not isinstance(value, bool) and isinstance(value, int) and 0 <= value <= high
-
-        if not isinstance(saved, dict) or not isinstance(saved.get("snapshots"), list) \
-                or len(saved["snapshots"]) not in (0, preset.snapshots) \
-                or not (count("next_at", checkpoint.MAX_TIMESTEPS) and count("taken", checkpoint.MAX_TIMESTEPS)
-                        and count("oldest", max(preset.snapshots - 1, 0))) \
-                or (preset.snapshots and bool(saved["snapshots"]) != bool(saved["taken"])):
-            raise RunError(f"--resume: {where}: self_play is not the pool of {preset.snapshots} snapshots "
-                           f"the preset {preset.name} keeps")
-        tables = []
-        for i, weights in enumerate(saved["snapshots"]):
-            policy = build_policy(preset.game, preset.policy, preset.env)
-            try:
-                policy.load_state_dict(check_weights(weights, policy, f"{where}: self_play snapshot {i}"))
-            except CheckpointError as e:
-                raise RunError(f"--resume: {e}") from None
-            tables.append(self._table(PPOAgent(policy, preset.game)))
-        self.snapshots, self.tables = list(saved["snapshots"]), tables
-        self.oldest, self.taken, self.next_at = saved["oldest"], saved["taken"], saved["next_at"]
-        if self.taken:
-            self._push(model)
-
-
-class SelfPlayCallback(BaseCallback):
-    """Before each rollout: a new snapshot of the learner in the pool when one is due
-    (TensorBoard ``train/snapshots``: how many have been taken)."""
-
-    def __init__(self, self_play: SelfPlay):
-        super().__init__()
-        self.self_play = self_play
-
-    def _on_rollout_start(self) -> None:
-        if self.self_play.update(self.model):
-            self.logger.record("train/snapshots", self.self_play.taken)
-
-    def _on_step(self) -> bool:
         return True
 
 
@@ -687,25 +405,3 @@ def print_results(config: RunConfig, summary: dict[str, Any]) -> None:
     solver = games.load(games.get(config.preset.game).exact)
     for line in solver.format_figures(config.name, final, eval_opponents(config.preset), **exact_options(config.preset)):
         print(line)
-
-
-def format_table_figures(config: RunConfig, figures: dict[str, Any]) -> list[str]:
-    """The results of a run of more than two players, from ``table_figures``."""
-    preset = config.preset
-    n = preset.n_players
-    how = "exact" if figures.get("exact_table") else f"sampled, {TABLE_GAMES:,} games"
-    options = "".join(f", {k} {v}" for k, v in exact_options(preset).items())
-    lines = [f"P(not losing), {n} players{options} ({how}; fair share {(n - 1) / n:.4f})"]
-    for bot in table_bots(preset):
-        key = "_".join([bot] * (n - 1))
-        if f"table_vs_{key}" not in figures:
-            continue
-        regret = figures.get(f"table_regret_vs_{key}_pp", figures.get("table_regret_pp"))  # or the measured table's
-        lines.append(f"  with {' and '.join([bot] * (n - 1))}: {figures[f'table_vs_{key}']:.6f}"
-                     + (f"   (regret {regret:.4f} pp)" if regret is not None else
-                        f"   (+/- {figures['table_se_pp']:.2f} pp)"))
-    if "table_own_regret_pp" in figures:
-        lines.append(f"  at its own table (itself in every seat): regret {figures['table_own_regret_pp']:.4f} pp")
-    if "table_exact_refused" in figures:
-        lines.append(f"  no exact figure: {figures['table_exact_refused']}")
-    return lines
