@@ -26,6 +26,7 @@ Tables hold goal**3 states, so the solver takes goals up to ``MAX_SOLVED_GOAL``
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
@@ -58,33 +59,72 @@ def decision_mask(goal: int = g.DEFAULT_GOAL) -> np.ndarray:
     return mask
 
 
-def _turn(u_opp: np.ndarray, faces: int, roll: Optional[np.ndarray] = None, allow_pass: bool = False):
+def _turn(u_opp: np.ndarray, faces: int, roll: Optional[np.ndarray] = None, allow_pass: bool = False,
+          choose: bool = True):
     """One backward pass over k: every V[k, i, j] of a mover whose opponent's turn-start
     values are ``u_opp[a, b]``, playing ``roll[k, i, j]`` (P(roll)) or, if None, the best
-    move (then also returning its choices, 1 = roll).  ``allow_pass`` lets the best move
-    hold a turn total of 0 (Neller and Presser's game, for comparison)."""
+    move (then also returning its choices, 1 = roll, unless ``choose`` is False: None in
+    their place).  ``allow_pass`` lets the best move hold a turn total of 0 (Neller and
+    Presser's game, for comparison).  ``roll`` may also be a ``_Roll`` (the same table,
+    prepared once for many passes).
+
+    Every value is computed with the same float operations in the same order as the plain
+    ``(z + sum of v over the faces) / faces`` and ``p * r + (1 - p) * h`` (a deterministic
+    table picks r or h, which is what that sum gives when p is 0 or 1), into buffers
+    allocated once per pass."""
     goal = len(u_opp)
     z = 1.0 - u_opp.T  # z[a, j]: the mover's chance once the opponent starts its turn at (j, a)
     v = np.ones((goal + faces + 1, goal, goal))  # rows i + k >= goal stay 1: won
-    choice = np.zeros((goal, goal, goal), dtype=bool) if roll is None else None
+    if roll is not None and not isinstance(roll, _Roll):
+        roll = _Roll(roll)
+    choice = np.zeros((goal, goal, goal), dtype=bool) if roll is None and choose else None
+    r_buf, h_buf = np.empty((goal, goal)), np.empty((goal, goal))
     for k in range(goal - 1, -1, -1):
         n = goal - k  # rows i < goal - k are states
-        r = (z[:n] + v[k + 2 : k + faces + 1, :n].sum(axis=0)) / faces
+        r = r_buf[:n]
+        if faces >= 3:  # sum over axis 0 adds the rows one by one, in order: so does this
+            np.add(v[k + 2, :n], v[k + 3, :n], out=r)
+            for row in range(k + 4, k + faces + 1):
+                np.add(r, v[row, :n], out=r)
+            np.add(z[:n], r, out=r)
+        else:
+            np.add(z[:n], v[k + 2 : k + faces + 1, :n].sum(axis=0), out=r)
+        np.divide(r, faces, out=r)
         if k == 0 and not allow_pass:
             v[0] = r
             if choice is not None:
                 choice[0] = True
             continue
         h = z[k:goal]
+        out = v[k, :n]
         if roll is None:
-            better = r > h  # ties hold
-            v[k, :n] = np.where(better, r, h)
-            choice[k, :n] = better
+            if choice is not None:
+                better = np.greater(r, h, out=choice[k, :n])  # ties hold
+                np.copyto(out, h)
+                np.copyto(out, r, where=better)
+            else:
+                np.maximum(r, h, out=out)  # r > h ? r : h (no NaN; equal values are equal bits)
+        elif roll.binary:
+            np.copyto(out, h)
+            np.copyto(out, r, where=roll.picks[k, :n])
         else:
-            p = roll[k, :n]
-            v[k, :n] = p * r + (1.0 - p) * h
+            np.multiply(roll.p[k, :n], r, out=r)
+            np.multiply(roll.q[k, :n], h, out=h_buf[:n])
+            np.add(r, h_buf[:n], out=out)
     v = v[:goal]  # entries with i + k >= goal are not states; they hold 1 (the mover has won)
     return (v, choice) if roll is None else v
+
+
+class _Roll:
+    """An internal [k, i, j] table of P(roll), prepared for many passes of ``_turn``: whether
+    it is deterministic (0 or 1 everywhere: then ``picks``, where it rolls), else ``p`` and
+    ``q = 1 - p``."""
+
+    def __init__(self, p: np.ndarray):
+        self.p = p
+        self.binary = bool(np.all((p == 0.0) | (p == 1.0)))
+        self.picks = p == 1.0 if self.binary else None
+        self.q = None if self.binary else 1.0 - p
 
 
 def _iterate(step, goal: int, tol: float, max_sweeps: int = MAX_SWEEPS):
@@ -166,7 +206,7 @@ def evaluate_tables(table_a: np.ndarray, table_b: np.ndarray, faces: int = g.DEF
     chance to win when A is to move, Y[i, j, k] B's when B is to move (i the mover's score)."""
     goal = check_policy(table_a)
     goal, faces = _check(check_policy(table_b, goal), faces)
-    roll_a, roll_b = _internal(table_a), _internal(table_b)
+    roll_a, roll_b = _Roll(_internal(table_a)), _Roll(_internal(table_b))
 
     def step(y0):
         x = _turn(y0, faces, roll_a)
@@ -208,18 +248,35 @@ class BestReply:
 
 
 def best_reply(table: np.ndarray, faces: int = g.DEFAULT_FACES, tol: float = DEFAULT_TOL) -> BestReply:
-    """The best reply to ``table``, by value iteration with the opponent's policy fixed."""
+    """The best reply to ``table``, by value iteration with the opponent's policy fixed
+    (the reply's choices are read off the last pass, from the turn-start values it began with)."""
     goal, faces = _check(check_policy(table), faces)
-    roll_b = _internal(table)
+    roll_b = _Roll(_internal(table))
+    previous = []
 
     def step(y0):
-        x, choice = _turn(y0, faces)
+        previous[:] = [y0]
+        x, _ = _turn(y0, faces, choose=False)
         y = _turn(x[0], faces, roll_b)
-        return y[0], (x, choice, y)
+        return y[0], (x, y)
 
-    _, (x, choice, y), _ = _iterate(step, goal, tol)
+    _, (x, y), _ = _iterate(step, goal, tol)
+    _, choice = _turn(previous[0], faces)
     policy = _table(choice.astype(np.float64)) * decision_mask(goal)
     return BestReply(policy, float(x[0, 0, 0]), 1.0 - float(y[0, 0, 0]), _table(x))
+
+
+_FIXED_REPLIES: dict = {}  # best replies to the opponents' tables, which stay the same over a run
+
+
+def _fixed_best_reply(table: np.ndarray, faces: int) -> BestReply:
+    """``best_reply(table, faces)``, kept for the few tables seen last (by their bytes)."""
+    key = (table.shape, faces, hashlib.sha256(np.ascontiguousarray(table, dtype=np.float64).tobytes()).digest())
+    if key not in _FIXED_REPLIES:
+        while len(_FIXED_REPLIES) >= 8:
+            _FIXED_REPLIES.pop(next(iter(_FIXED_REPLIES)))
+        _FIXED_REPLIES[key] = best_reply(table, faces)
+    return _FIXED_REPLIES[key]
 
 
 # ---------------------------------------------------------------- agents as tables
@@ -260,13 +317,20 @@ def suboptimal_choices(table: np.ndarray, faces: int = g.DEFAULT_FACES, tol: flo
     """How many decision states in which ``table`` puts probability on a move worth less
     than the best one against the optimal opponent (0: exactly optimal)."""
     goal = check_policy(table)
-    v = solve(goal, faces).value
-    u = v[:, :, 0]
-    i, j, k = np.nonzero(decision_mask(goal))
-    best, hold, roll = v[i, j, k], 1.0 - u[j, i + k], _roll_values(v, u, faces)[i, j, k]
+    i, j, k, best, hold, roll = _optimal_moves(goal, faces)
     p = table[i, j, k]
     bad = ((p > 0) & (roll < best - tol)) | ((p < 1) & (hold < best - tol))
     return int(bad.sum())
+
+
+@lru_cache(maxsize=4)
+def _optimal_moves(goal: int, faces: int) -> tuple[np.ndarray, ...]:
+    """(i, j, k, best, hold, roll) over every decision state: its indices, its value under
+    optimal play and what holding and rolling are worth there (the same for every table)."""
+    v = solve(goal, faces).value
+    u = v[:, :, 0]
+    i, j, k = np.nonzero(decision_mask(goal))
+    return i, j, k, v[i, j, k], 1.0 - u[j, i + k], _roll_values(v, u, faces)[i, j, k]
 
 
 def _roll_values(v: np.ndarray, u: np.ndarray, faces: int) -> np.ndarray:
@@ -311,7 +375,7 @@ def exact_figures(agent, opponents: dict[str, np.ndarray], goal: int = g.DEFAULT
         "vs_optimal": (first + second) / 2,  # the whole game, seats drawn evenly (as 421's figures)
         "gap_pp": pp(0.5 - (first + second) / 2),
         **{f"vs_{name}": sum(figures[name]) / 2 for name in others},
-        **{f"regret_vs_{name}_pp": pp(best_reply(opponents[name], faces).mean - sum(figures[name]) / 2)
+        **{f"regret_vs_{name}_pp": pp(_fixed_best_reply(opponents[name], faces).mean - sum(figures[name]) / 2)
            for name in others},
         "exploitability_pp": pp(best_reply(table, faces).mean - 0.5),
         "suboptimal_choices": suboptimal_choices(table, faces),
