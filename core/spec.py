@@ -103,7 +103,9 @@ class GameSpec:
     view: str = ""  # module of the game's words for the front-ends (play.terminal: intro, board, prompt, parse, ...)
     web: str = ""  # "module:attr" of the game's adapter for the web page (play.web)
     terminal: str = ""  # "module:function" playing a person against bots in the terminal
-    evaluate: str = ""  # "module:function" behind ``python -m play evaluate GAME``
+    # module of the game's evaluation capabilities for ``python -m play evaluate`` (each optional:
+    # two_player_lines, table_figures, table_note; see play.evaluate)
+    evaluate: str = ""
     explain: str = ""  # "module:function" behind ``evaluate GAME --exact --explain`` (or "")
     export: str = ""  # "module" with write_policy_csv, policy_table, is_deterministic (or "")
 

@@ -4,9 +4,10 @@
 together (rules from ``envs``, players from ``agents``):
 
 * ``play.terminal``   a person against bots, for any game with a view (``GameSpec.view``);
-* ``play.tournament`` bot-vs-bot matches and their statistics (Wilson intervals);
-* ``play.exact420``   exact evaluation of a 420 agent with the solver, and policy export;
-* ``play.exact421``   exact and simulated evaluation of a 421 agent.
+* ``play.match``      bot-vs-bot matches and their statistics (Wilson intervals);
+* ``play.evaluate``   exact and simulated evaluation of agents, for any game (its solver
+                      and evaluators: ``GameSpec.exact``, ``evaluate``);
+* ``play.tournament`` tournaments, with ``play.ratings`` and ``play.tournament_cli``.
 """
 
 from __future__ import annotations

@@ -253,20 +253,6 @@ def format_against(name: str, results: Sequence[MatchResult], confidence: float 
 
 
 # --- one game ---------------------------------------------------------------------
-def not_lost_by_seat(game: str, agents: Sequence[Agent], n_games: int, dice: DiceSource,
-                     progress: Callable[[int, int], None] | None = None, **options) -> np.ndarray:
-    """Games not lost by each seat in ``n_games`` games with the seats fixed (the first
-    player as the rules have it), every die from ``dice``."""
-    spec = registry.get(game)
-    kept = np.zeros(len(agents), dtype=int)
-    for i in range(n_games):
-        table = play_out(spec.new_game(len(agents), dice=dice, **options), list(agents), spec.codec)
-        kept += np.arange(len(agents)) != table.loser
-        if progress is not None:
-            progress(i + 1, n_games)
-    return kept
-
-
 def play_game(game: str, agents: Sequence[Agent], dice: DiceSource, **options) -> frozenset[int]:
     """One game of ``game`` with ``agents[seat]`` in each seat, seat 0 playing first;
     returns the seats that did not lose (420 with two players: the winner)."""
