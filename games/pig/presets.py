@@ -14,13 +14,15 @@ from core.preset import WIDTH, Choice, Preset, Range
 #   the same over 5 M steps with batch_size 8192: 0.91 / 1.03 at 1 M, 0.57 (mean) at 3 M (stopped)
 #   this preset (128 x 128, lr 2e-3 over 5 M steps): 0.89 / 0.93 at 1 M, 0.55 / 0.57 at 2 M,
 #   0.56 / 0.58 at 3 M, 0.53 / 0.55 at 4 M, 0.411 / 0.423 at the end: 5.01 M steps in 881 s
-#   (5,690 steps/s, alongside another trial at load 4 to 6: 40 % of a core)
+#   (5,690 steps/s, alongside another trial at load 4 to 6: 40 % of a core); the shipped run
+#   (python -m train ppo-pig --name ppo-pig, alone at load 1.2 to 2.8) repeated it exactly in
+#   381 s (13,157 steps/s; 6 min 31 s of wall time for the whole command)
 PRESETS = [
     Preset(
         name="ppo-pig",
         game="pig",
         description="MaskablePPO on batched two-player Pig (goal 100) against the exact optimal bot",
-        timesteps=5_000_000,  # see learning_rate; well within 15 minutes here (one thread)
+        timesteps=5_000_000,  # see learning_rate; 381 s here (the shipped run), 881 s at load 4 to 6
         n_envs=1024,
         # one torch thread: a 128 x 128 network gains little from a second one, and a run then
         # repeats exactly (this preset, seed 0, is the shipped bot)
