@@ -57,19 +57,27 @@ def _register_env_id(spec: GameSpec) -> None:
         gym_register(id=spec.env_id, entry_point=spec.env)
 
 
-def _discover() -> None:
-    for target in GAMES:
-        register(load(target))
+def discover_plugins() -> list[str]:
+    """Register the games other installed packages declare under the ``dice_arena.games``
+    entry-point group (each a ``GameSpec``); returns their names.  A plug-in that fails to
+    load is reported in one line on stderr and skipped: it never takes the others down."""
+    found = []
     for point in entry_points(group=ENTRY_POINT_GROUP):
         try:
             spec = point.load()
+            if not isinstance(spec, GameSpec):
+                raise ValueError(f"it is a {type(spec).__name__}, not a GameSpec")
             if spec.name not in REGISTRY:
                 register(spec)
-        except Exception as error:  # a broken plug-in must not take the others down
+                found.append(spec.name)
+        except Exception as error:  # noqa: BLE001 - any failure of a plug-in is reported the same way
             print(f"dice-arena: game plug-in {point.name!r} ({point.value}) not loaded: {error}", file=sys.stderr)
+    return found
 
 
-_discover()
+for _target in GAMES:
+    register(load(_target))
+discover_plugins()
 
 
 def aec_env(name: Any, **kwargs):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from pathlib import Path
 
@@ -137,9 +138,25 @@ def test_the_layer_checks_can_fail(tmp_path):
     assert layer_of("games") == "registry" and layer_of("core.dice") == "core"
 
 
-def test_the_registry_finds_games_through_one_list_and_entry_points():
-    assert [games.load(t).name for t in games.GAMES] == list(games.names())
-    assert games.ENTRY_POINT_GROUP == "dice_arena.games"
+# A game another package would declare: Pig under another name (tests/test_registry.py's own)
+PLUGIN_SPEC = dataclasses.replace(games.get("pig"), name="pig-plugin", env_id="", env="")
+
+
+def test_the_registry_finds_games_through_one_list_and_entry_points(monkeypatch, capsys):
+    from importlib.metadata import EntryPoint
+
+    assert [games.load(t).name for t in games.GAMES] == list(games.names())[:len(games.GAMES)]
+    points = [EntryPoint("mine", f"{__name__}:PLUGIN_SPEC", games.ENTRY_POINT_GROUP),
+              EntryPoint("broken", f"{__name__}:NO_SUCH_SPEC", games.ENTRY_POINT_GROUP),
+              EntryPoint("not-a-spec", f"{__name__}:ROOT", games.ENTRY_POINT_GROUP)]
+    asked = []
+    monkeypatch.setattr(games, "entry_points", lambda group: asked.append(group) or points)
+    monkeypatch.setattr(games, "REGISTRY", dict(games.REGISTRY))
+    assert games.discover_plugins() == ["pig-plugin"] and asked == ["dice_arena.games"]
+    assert games.get("pig-plugin") is PLUGIN_SPEC and agents.make_agent("pig-plugin", "hold20") is not None
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "plug-in 'broken'" in err[0] and "'not-a-spec'" in err[1] and "not a GameSpec" in err[1]
+    assert games.discover_plugins() == []  # already registered: not twice
 
 
 def test_no_module_outside_the_registry_tests_a_game_name():
