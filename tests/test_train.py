@@ -234,3 +234,23 @@ def test_threads_are_recorded_and_a_bad_count_is_one_line(tmp_path, capsys):
     assert train_main(resume) == 0
     meta = json.loads((tmp_path / "ck" / "t2.json").read_text())
     assert meta["threads"] == 2 and meta["timesteps"] == 4096
+
+
+def test_a_game_without_a_solver_or_batched_env_is_refused_in_one_line(tmp_path, monkeypatch):
+    import dataclasses
+
+    import games
+    from train.checkpoint import RunError
+    from train.presets import PRESETS
+    from train.run import RunConfig, prepare
+
+    config = RunConfig(PRESETS["ppo-pig"], 1024, 0, 8, tmp_path / "runs", tmp_path / "ck", "x")
+    spec = games.get("pig")
+    monkeypatch.setitem(games.REGISTRY, "pig", dataclasses.replace(spec, exact=""))
+    with pytest.raises(RunError, match=r"^pig offers no exact solver \(GameSpec.exact\): python -m train needs"):
+        prepare(config)
+    monkeypatch.setitem(games.REGISTRY, "pig", dataclasses.replace(spec, exact="", batched_env=""))
+    with pytest.raises(RunError, match="offers no exact solver .* and no batched env"):
+        prepare(config)
+    monkeypatch.setitem(games.REGISTRY, "pig", spec)
+    assert prepare(config)[0].seed == 0

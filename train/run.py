@@ -277,6 +277,13 @@ def prepare(config: RunConfig) -> tuple[RunConfig, dict[str, Any] | None]:
     """Check the run can start (name free, or the saved run to resume valid); the
     config with its seed settled and the saved metadata when resuming.  Call it
     holding the run's lock."""
+    spec = games.get(config.preset.game)
+    missing = [what for what, offered in (("exact solver (GameSpec.exact)", spec.exact),
+                                          ("batched env (GameSpec.batched_env)",
+                                           spec.batched_env or spec.live_env)) if not offered]
+    if missing:
+        raise RunError(f"{spec.name} offers no {' and no '.join(missing)}: python -m train needs both, "
+                       "to step many games at once and to measure its runs exactly")
     checkpoint.clean_temporaries(config.checkpoint_dir, config.name)
     if not config.resume:
         existing = checkpoint.existing_files(config.checkpoint_dir, config.name)
