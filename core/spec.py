@@ -55,7 +55,7 @@ class GameSpec:
 
     name: str  # "420"
     title: str  # one line for help texts
-    # engines and codecs (envs/)
+    # the engine, codec and narrator (the game's folder)
     engine: type  # the rules engine class, core.engine's interface
     codec: Any  # module: observe(game, seat), legal_mask(actions), ...
     narrator: type  # core.narrate.Narrator subclass
@@ -77,7 +77,7 @@ class GameSpec:
     # agent live (faster), or ValueError for an agent it cannot tabulate
     live_table: str = ""
     observation_bounds: Callable[..., tuple[Any, Any, tuple[int, ...]]] = None  # (n_players, **options)
-    # agents (agents/): bot name -> "module:factory"; factories take ``seed=`` when they need one
+    # bots: name -> "module:factory"; factories take ``seed=`` when they need one
     bots: Mapping[str, str] = field(default_factory=dict)
     # bots that play some table sizes only: name -> those numbers of players
     bot_players: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
@@ -102,7 +102,6 @@ class GameSpec:
     # front-ends (play/)
     view: str = ""  # module of the game's words for the front-ends (play.terminal: intro, board, prompt, parse, ...)
     web: str = ""  # "module:attr" of the game's adapter for the web page (play.web)
-    terminal: str = ""  # "module:function" playing a person against bots in the terminal
     # module of the game's evaluation capabilities for ``python -m play evaluate`` (each optional:
     # two_player_lines, table_figures, table_note; see play.evaluate)
     evaluate: str = ""

@@ -1,6 +1,6 @@
 """The game registry: every game's :class:`~core.spec.GameSpec`, looked up by name.
 
-A game is one folder (``games/dice420/``, ``games/dice421/``) whose ``SPEC``
+A game is one folder (``games/dice420/``, ``games/dice421/``, ``games/pig/``) whose ``SPEC``
 says what the game is and what it offers.  The registry finds the games of
 :data:`GAMES` and those that other installed packages declare under the
 ``dice_arena.games`` entry-point group (``[project.entry-points."dice_arena.games"]

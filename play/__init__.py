@@ -1,7 +1,8 @@
 """Terminal front ends: play a bot, run bot-vs-bot matches, evaluate and export policies.
 
 ``python -m play --help`` lists the commands.  The modules only wire pieces
-together (rules from ``envs``, players from ``agents``):
+together (each game from its folder through the registry, ``games``; players from
+``agents``):
 
 * ``play.terminal``   a person against bots, for any game with a view (``GameSpec.view``);
 * ``play.match``      bot-vs-bot matches and their statistics (Wilson intervals);

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import secrets
 import sys
-from functools import partial
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
@@ -90,7 +89,7 @@ _option_type = option_type
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Dice games 420 and 421 in the terminal: play a bot, pit bots against each other,\n"
+        description=f"Dice games ({', '.join(games.names())}) in the terminal: play a bot, pit bots against each other,\n"
         "evaluate a bot exactly, export its policy.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -288,15 +287,11 @@ def cmd_play(args, out: TextIO, input_fn: Callable[[str], str], err: Optional[Te
          err if err is not None else sys.stderr)
     one_torch_thread()
     _note(note, out)
-    if spec.terminal:
-        front_end = games.load(spec.terminal)
-    elif spec.view:  # the one terminal front-end, over the game's view
-        from play.terminal import play_terminal
-
-        front_end = partial(play_terminal, spec.name)
-    else:
+    if not spec.view:
         raise UsageError(f"{spec.name} declares no view to play it in the terminal")
-    return front_end(opponents, RandomDice(seed), opponent_names=[_label(n) for n in names], seat=seat,
+    from play.terminal import play_terminal  # the one terminal front-end, over the game's view
+
+    return play_terminal(spec.name, opponents, RandomDice(seed), opponent_names=[_label(n) for n in names], seat=seat,
                      games=args.games, input_fn=input_fn, out=out, **options)
 
 

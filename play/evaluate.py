@@ -89,7 +89,10 @@ def _exact_two(spec: GameSpec, rows, n_games, seed, out: TextIO, err, options: d
     solver = games.load(spec.exact)
     bots = list(spec.bots_for(2))
     setting = _option_text(options)
-    tables = {bot: agents.bot_table(spec.name, bot, **options) for bot in bots}
+    try:
+        tables = {bot: agents.bot_table(spec.name, bot, **options) for bot in bots}
+    except ValueError as e:  # e.g. a solver that refuses the options (Pig's goals over 200)
+        raise UsageError(f"exact evaluation failed: {str(e).splitlines()[0]}") from None
     print(wrap(f"{spec.name}, exact: each agent against each two-player bot ({', '.join(bots)})"
                + (f", {setting}" if setting else "") + ", by the game's solver.", indent=""), file=out)
     for name, agent in rows:

@@ -309,11 +309,11 @@ def test_first_player_option():
 @pytest.mark.parametrize(
     "make,match",
     [
-        (lambda: dice420_v0.env(n_players=1), r"n_players .*2\.\.8"),
-        (lambda: dice420_v0.env(n_players=9), r"n_players .*2\.\.8"),
+        (lambda: dice420_v0.env(n_players=1), r"n_players: 420 is played by 2 to 8 players"),
+        (lambda: dice420_v0.env(n_players=9), r"n_players: 420 is played by 2 to 8 players"),
         (lambda: dice420_v0.env(n_players=True), r"n_players"),
         (lambda: dice420_v0.env(n_players="3"), r"n_players"),
-        (lambda: dice421_v0.env(n_players=4), r"n_players .*2\.\.3"),
+        (lambda: dice421_v0.env(n_players=4), r"n_players: 421 is played by 2 to 3 players"),
         (lambda: dice421_v0.env(pot=0), r"pot .*1\.\.100"),
         (lambda: dice421_v0.env(pot=2.5), r"pot"),
         (lambda: dice420_v0.env(render_mode="rgb_array"), r"render_mode"),

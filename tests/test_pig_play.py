@@ -129,3 +129,16 @@ def test_tournament_gives_exact_heads_up_figures(capsys):
     text = capsys.readouterr().out
     exact = solver.win_probabilities(solver.policy_table(Hold20Agent()), solver.solve().policy)
     assert re.search(rf"^hold20 .* {100 * np.mean(exact):.4f}%$", text, re.M)
+
+
+def test_numpy_player_counts_and_bad_options_get_one_line_everywhere(capsys):
+    assert games.aec_env("pig", n_players=np.int64(3)).unwrapped.n_players == 3
+    assert gym.make("Pig-v0", n_players=np.int64(3)).unwrapped.n_players == 3
+    # the solver takes goals up to 200: a bigger one is one line, not a traceback
+    assert main(["evaluate", "pig", "--agent", "hold20", "--exact", "--goal", "300"]) == 2
+    err = capsys.readouterr().err
+    assert "exact evaluation failed" in err and "Traceback" not in err
+    # the optimal bot is solved for goal 100: at another goal it says so instead of playing wrong
+    assert main(["match", "pig", "--agent", "optimal", "--opponent", "hold20", "--goal", "50", "--games", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "solved for goal 100 with 6 faces, not goal 50" in err and "Traceback" not in err

@@ -177,7 +177,7 @@ def test_every_game_is_registered_once_with_what_the_layers_need():
         spec = games.get(name)
         assert spec.name == name and games.get(name) is spec
         assert set(spec.bots) <= set(spec.agent_names) and (not spec.shipped or spec.shipped in spec.agent_names)
-        offered = (*spec.bots.values(), spec.exact, spec.exact_n, spec.terminal, spec.evaluate, spec.explain,
+        offered = (*spec.bots.values(), spec.exact, spec.exact_n, spec.view, spec.web, spec.evaluate, spec.explain,
                    spec.export, spec.batched_env, spec.live_env, spec.live_table, spec.aec_module, spec.env,
                    spec.presets, *spec.features.values(), *spec.bot_files.values(), *spec.exact_tables.values())
         for target in filter(None, offered):

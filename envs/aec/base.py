@@ -31,7 +31,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from core.dice import RandomDice
-from core.engine import IllegalAction, check_action, check_count
+from core.engine import IllegalAction, check_action
 from core.spec import GameSpec
 
 
@@ -72,7 +72,7 @@ class DiceAECEnv(AECEnv):
     def __init__(self, n_players: int = 2, render_mode: str | None = None, **options: Any):
         super().__init__()
         game = self.spec_of_game
-        self.n_players = check_count(n_players, game.min_players, game.max_players, "n_players")
+        self.n_players = n_players = game.check_players(n_players, "n_players")
         self.options = game.check_options(options)
         self.codec = game.codec
         self.n_actions = game.n_actions

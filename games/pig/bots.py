@@ -34,9 +34,9 @@ class Hold20Agent(BatchedAgent):
 
 
 class OptimalPigAgent(BatchedAgent):
-    """Exactly optimal two-player play: the solver's policy looked up at (own score,
-    opponent's score, turn total).  At a table of more players it plays against the
-    highest of the other scores (a heuristic, not an exact reply)."""
+    """Exactly optimal two-player play: the solver's policy for the goal and faces it is
+    built with (100 and 6 by name), looked up at (own score, opponent's score, turn total).
+    It refuses other tables in one line (:meth:`check_table`)."""
 
     name = "optimal"
 
@@ -60,6 +60,16 @@ class OptimalPigAgent(BatchedAgent):
         live = own + turn < self.goal and rival < self.goal and turn > 0
         roll = not live or self.solution.policy[own, rival, turn] > 0.5
         return g.ROLL if (roll and action_mask[g.ROLL]) or not action_mask[g.HOLD] else g.HOLD
+
+    def check_table(self, n_players: int, goal: int = g.DEFAULT_GOAL, faces: int = g.DEFAULT_FACES, **_) -> None:
+        """Raise ``ValueError`` (one line) unless this bot plays such a table: two players, and
+        the goal and faces its policy was solved for."""
+        if n_players != 2:
+            raise ValueError(f"the optimal pig bot is made for two players only, not {n_players}")
+        if (goal, faces) != (self.solution.goal, self.solution.faces):
+            raise ValueError(f"the optimal pig bot is solved for goal {self.solution.goal} with "
+                             f"{self.solution.faces} faces, not goal {goal} with {faces} "
+                             "(evaluate --exact solves any goal up to 200)")
 
     def exact_table(self, goal: int = g.DEFAULT_GOAL, faces: int = g.DEFAULT_FACES) -> np.ndarray:
         """The two-player policy table (``solver.policy_table`` reads it from here)."""

@@ -46,7 +46,7 @@ import numpy as np
 from gymnasium import spaces
 
 from envs.batched import BatchedVecEnv
-from games.pig import codec
+from games.pig import SPEC, codec
 from games.pig import game as g
 from games.pig import solver
 
@@ -90,7 +90,8 @@ class VecPigEnv(BatchedVecEnv):
     def __init__(self, num_envs: int, opponent: Any, agent_seat: str | int = "random", seed: int | None = None,
                  dice: DiceFn | None = None, goal: int = g.DEFAULT_GOAL, faces: int = g.DEFAULT_FACES,
                  weights: Sequence[float] | None = None):
-        _, self.goal, self.faces = g.check_options(2, goal, faces)
+        checked = SPEC.check_options({"goal": goal, "faces": faces})  # the game's one check of its options
+        self.goal, self.faces = checked["goal"], checked["faces"]
         if isinstance(agent_seat, str):
             if agent_seat != "random" and agent_seat not in SEATS:
                 raise ValueError(f"agent_seat must be 0, 1, 'first', 'second' or 'random', got {agent_seat!r}")
