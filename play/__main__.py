@@ -89,8 +89,8 @@ _option_type = option_type
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description=f"Dice games ({', '.join(games.names())}) in the terminal: play a bot, pit bots against each other,\n"
-        "evaluate a bot exactly, export its policy.",
+        description=wrap(f"Dice games ({', '.join(games.names())}) in the terminal: play a bot, pit bots against "
+                         "each other, evaluate a bot exactly, export its policy.", indent=""),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
