@@ -141,10 +141,12 @@ def check_folder(path: Path, flag: str = "--out") -> None:
 
 def gap(figures: dict[str, Any]) -> float:
     """The exact gap to optimal play in pp, one figure for any game: the mean of the
-    gaps the evaluation reports (420: as Red and as Blue; 421: the whole game)."""
-    from train.plot import SEATS
+    gaps per seat the evaluation reports (``gap_pp_SEAT``: 420's as Red and as Blue), else
+    its whole game's (``gap_pp``: 421's)."""
+    from train.plot import GAP
 
-    gaps = [float(figures[k]) for k in SEATS if k in figures]
+    seats = [float(v) for k, v in figures.items() if k.startswith(GAP + "_")]
+    gaps = seats or [float(figures[GAP])]
     return sum(gaps) / len(gaps)
 
 
