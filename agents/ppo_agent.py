@@ -31,7 +31,6 @@ import hashlib
 import io
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 import games
 from agents.base import BatchedAgent
+from core.files import FileRefused, read_regular
 from core.files import commit, write_atomic, write_temporary  # noqa: F401 (used by train.checkpoint)
 from core.files import fsync_dir as _fsync_dir  # noqa: F401
 
@@ -74,28 +74,12 @@ def game_spaces(game: str, env: dict[str, Any] | None = None) -> tuple[spaces.Sp
 
 
 def read_regular_file(path: Path, limit: int, what: str = "file") -> bytes:
-    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes.
-
-    The file is opened without blocking (a FIFO does not hang) and checked on the
-    open descriptor (``fstat``), so a device, a FIFO, a directory or a link to one
-    is refused, and so is anything larger than ``limit``."""
-    path = Path(path)
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes
+    (:func:`core.files.read_regular`), else a :class:`CheckpointError` line."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise CheckpointError(f"{path}: no such file") from None
-    except OSError as e:
-        raise CheckpointError(f"{path}: cannot open the {what} ({e.strerror})") from None
-    with os.fdopen(fd, "rb") as f:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
-                    stat.S_IFDIR: "a directory", stat.S_IFSOCK: "a socket"}.get(stat.S_IFMT(mode), "not a regular file")
-            raise CheckpointError(f"{path}: the {what} is {kind}, not a regular file; refusing to read it")
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise CheckpointError(f"{path}: the {what} is larger than {limit:,} bytes; refusing to read it")
-    return data
+        return read_regular(path, limit, what)
+    except FileRefused as e:
+        raise CheckpointError(str(e)) from None
 
 
 def sha256(data: bytes) -> str:
