@@ -351,3 +351,39 @@ def test_render_narrates_the_events_since_the_last_render(capsys):
     assert capsys.readouterr().out.strip()
     with pytest.warns(UserWarning, match="without specifying any render mode"):
         assert dice421_v0.env().unwrapped.render() is None
+
+
+OPTIMISED_CHECK = """
+import warnings, games
+from core.engine import IllegalAction
+assert not __debug__, "run with python -O"
+for name in games.names():
+    env = games.aec_env(name)
+    env.reset(seed=3)
+    agent = env.agent_selection
+    n = env.action_space(agent).n
+    for action in (-1, n, n + 7, 10**9, True, 2.5):
+        try:
+            env.step(action)
+        except IllegalAction as e:
+            assert str(e), name
+        else:
+            raise SystemExit(f"{name}: {action!r} was accepted under python -O")
+        assert env.agent_selection == agent and not any(env.terminations.values()), (name, action)
+    print(name, "ok")
+"""
+
+
+def test_aec_envs_refuse_out_of_space_actions_under_python_O():
+    """Out-of-space actions raise IllegalAction and change nothing, with asserts off too
+    (PettingZoo's AssertOutOfBoundsWrapper checked them with assert: under -O a -1 read
+    the mask's last entry, and a large action raised IndexError)."""
+    import subprocess
+    import sys
+
+    import games
+
+    done = subprocess.run([sys.executable, "-O", "-c", OPTIMISED_CHECK], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [w for name in games.names() for w in (name, "ok")]

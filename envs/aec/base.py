@@ -36,21 +36,29 @@ from core.spec import GameSpec
 
 
 class IntegerActions(wrappers.BaseWrapper):
-    """Refuses anything but an integer action (``None`` for a finished agent) with
-    ``IllegalAction`` before it reaches the wrappers below: a Python bool is in a
-    ``Discrete`` space, but is not a move."""
+    """Refuses anything but an integer action in the action space (``None`` for a
+    finished agent) with ``IllegalAction``, before it reaches the wrappers below: a
+    Python bool is in a ``Discrete`` space, but is not a move.  A plain ``if``, not
+    an ``assert``: the same under ``python -O`` (PettingZoo's
+    ``AssertOutOfBoundsWrapper`` checks with ``assert``)."""
 
     def step(self, action: Any) -> None:
-        super().step(None if action is None else check_action(action))
+        agent = self.agent_selection
+        dead = self.terminations.get(agent) or self.truncations.get(agent)
+        if action is not None or not dead:
+            action = check_action(action)
+            n = self.action_space(agent).n
+            if not dead and not 0 <= action < n:
+                raise IllegalAction(f"{agent}'s action must be in 0..{n - 1}, got {action}")
+        super().step(action)
 
 
 def wrap(raw: AECEnv) -> AECEnv:
     """The wrappers of PettingZoo's classic envs: an illegal move ends the game
-    with -1 for the mover, out-of-space actions assert, calls out of order raise;
-    and only integers are actions."""
+    with -1 for the mover, calls out of order raise; and only integers of the
+    action space are actions (else ``IllegalAction``, nothing changes)."""
     env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
     env = IntegerActions(env)
-    env = wrappers.AssertOutOfBoundsWrapper(env)
     return wrappers.OrderEnforcingWrapper(env)
 
 
