@@ -131,7 +131,8 @@ def test_games_of_every_kind_play_to_the_end_with_legal_moves(client, game, play
         reply = start(client, game=game, players=players, bots=bots, seat=seed % players, seed=seed,
                       options=options, player="tester")
         gid, state = reply["id"], reply["state"]
-        assert state["players"] == players and state["seat"] == seed % players and state["seed"] == seed
+        assert state["players"] == players and state["seat"] == seed % players
+        assert state["seed"] is None or state["over"]  # the seed predicts the rolls: kept back until the end
         assert [s["bot"] for s in state["seats"]].count(None) == 1
         assert reply["steps"] and state["log"] == [s["text"] for s in reply["steps"] if s["text"]]
         if not state["over"]:
@@ -139,6 +140,7 @@ def test_games_of_every_kind_play_to_the_end_with_legal_moves(client, game, play
                 {state["stop"]["action"]} if state["stop"] and state["stop"]["ok"] else set())
         final, _ = play_to_end(client, gid, state, rng)
         assert final["over"] and final["outcome"] in (1.0, -1.0) and final["loser"] is not None
+        assert final["seed"] == seed  # shown once over, for the replay
         assert final["result"] and ("You win!" in final["result"] or "You lose." in final["result"]
                                     or "you win!" in final["result"] or "you lose" in final["result"])
         again = ok(client.get(f"/api/games/{gid}"))["state"]

@@ -190,6 +190,7 @@ def test_a_person_plays_420_in_the_browser_with_the_coach(server, browser, tmp_p
     assert b.js("document.querySelectorAll('#my-dice svg.die').length") == 4
     assert b.js("document.querySelectorAll('#table svg.die').length") == 8  # both hands, always visible
     assert "R2" in b.js("document.getElementById('choice').textContent")
+    assert "seed" not in b.js("document.getElementById('game-meta').textContent")  # kept back while played
     turn = b.js("state.turn")
     b.click("#roll")  # illegal: not sent
     time.sleep(0.2)
@@ -227,6 +228,7 @@ def test_a_person_plays_420_in_the_browser_with_the_coach(server, browser, tmp_p
     b.wait("!busy && !document.getElementById('result').classList.contains('hidden')")
     result = b.js("document.getElementById('result').textContent")
     assert ("You win!" in result) or ("You lose." in result)
+    assert "seed 11" in b.js("document.getElementById('game-meta').textContent")  # shown once over
     b.wait(f"document.getElementById('coach-review').dataset.turn === '{moves}'")
     assert b.js("document.querySelectorAll('#coach-review tbody tr').length") == moves
     assert "0 of" in b.js("document.getElementById('coach-review').textContent")  # every move was the best

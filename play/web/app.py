@@ -16,16 +16,25 @@
 ``GET  /api/games/{id}/coach``           exact values of the position's moves and a
                                          review of the person's moves (two players)
 ``GET  /api/records``                    a person's record against each bot line-up
-``GET  /api/records/{id}``               one game's record (seed, actions, dice, events)
+``GET  /api/records/{id}``               one game's record (actions, dice, events; the
+                                         seed once the game is over)
 =======================================  ==============================================
 
 FastAPI documents it at ``/docs`` (OpenAPI at ``/openapi.json``).
 
+The records file is the truth: any number of servers may share one (``--db``).
+Each serves a game as the file has it (catching up on moves another server
+stored), and a move counts once the file has stored it; of two moves sent for the
+same turn through two servers, the second gets 409 and nothing of it is kept.
+The seed of a game in play is never sent (it predicts every roll to come).
+
 Every error is a JSON ``{"error": message}`` with a 4xx status: 400 for a body
-that is not valid JSON, 404 for an unknown game, 409 for a move out of turn or
-after the end, 413 for a body over 64 KB (refused before it is read further),
-415 for a body sent as anything but JSON, 422 for a move the rules forbid (the
-message is the rule, in the terminal's words) or a field out of range.
+that is not valid JSON, 404 for an unknown game, 409 for a move out of turn, after
+the end or already played through another server, or a game whose record is
+damaged (the message names it; the other games play on), 413 for a body over 64
+KB (refused before it is read further), 415 for a body sent as anything but JSON,
+422 for a move the rules forbid (the message is the rule, in the terminal's
+words) or a field out of range; 503 when the records file cannot be used at all.
 Nothing the client sends is used as a path, a shell word or a piece of SQL:
 bot names must be the registry's (never a checkpoint path), ids are checked
 against their alphabet and looked up in a dict or with a bound SQL parameter.
@@ -36,21 +45,23 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import sqlite3
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import games
 from play import AgentLoadError, default_opponent, load_agent
-from play.web.records import Records, default_db_path
+from play.web.records import DamagedGame, MoveConflict, Records, default_db_path
 from play.web.table import MoveError, WebGame, rules_for
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -111,7 +122,10 @@ class Move(BaseModel):
 
 
 class Store:
-    """The games in play (in memory, most recently used last) over the records file."""
+    """The games in play, in memory (most recently used last), over the records file, which
+    is the truth: before a game is served it is brought up to the records' count of moves
+    (another server on the same file may have moved it on), and a move is kept only once the
+    records have stored it (:meth:`play`)."""
 
     def __init__(self, records: Records, max_live: int = MAX_LIVE_GAMES):
         self.records = records
@@ -138,7 +152,7 @@ class Store:
     def new(self, spec: games.GameSpec, player: str, bots: list[str], seat: int, seed: int, options: dict) -> WebGame:
         game_id = secrets.token_urlsafe(12)
         web = WebGame.start(game_id, player, spec, bots, seat, seed, options, self.agent_for(spec))
-        self.records.save(web)
+        self.records.create(web)
         self._remember(web)
         return web
 
@@ -149,7 +163,13 @@ class Store:
             while len(self.live) > self.max_live:
                 self.live.popitem(last=False)
 
+    def _forget(self, web: WebGame) -> None:
+        with self.lock:
+            if self.live.get(web.id) is web:
+                del self.live[web.id]
+
     def get(self, game_id: str) -> WebGame:
+        """The game in memory, or rebuilt from the records (not yet brought up to date: see :meth:`serving`)."""
         if not isinstance(game_id, str) or not ID_RE.fullmatch(game_id):
             raise ApiError(404, "no such game: a game id is 16 letters, digits, '-' or '_'")
         with self.lock:
@@ -162,25 +182,102 @@ class Store:
                 web = self.live.get(game_id)
             return web if web is not None else self.restore(game_id)
 
-    def restore(self, game_id: str) -> WebGame:
-        """A game from the records (after a restart, or evicted from memory): replayed from
-        its seed, bots and the person's moves, and checked against what was recorded."""
+    @contextmanager
+    def serving(self, game_id: str) -> Iterator[WebGame]:
+        """The game, locked and as the records have it now."""
+        web = self.get(game_id)
+        with web.lock:
+            self.catch_up(web)
+            yield web
+
+    def catch_up(self, web: WebGame) -> None:
+        """Bring the game in memory to the records' count of the person's moves: the moves
+        another server stored are played here too (or the game is rebuilt from its record)."""
+        stored = self.records.move_count(web.id)
+        if stored is None:
+            self._forget(web)
+            raise ApiError(404, f"no such game: {web.id}")
+        if stored == len(web.moves):
+            return
+        record = self.record(web.id)
+        mine = [m["action"] for m in web.moves]
+        theirs = [m["action"] for m in record["moves"]]
+        try:
+            if theirs[:len(mine)] != mine:
+                web.become(self._replay(record))
+                return
+            for action in theirs[len(mine):]:
+                web.play(action=action)
+            self._check_replay(web, record)
+        except (ValueError, AgentLoadError) as e:  # a recorded move the game refuses (MoveError is one)
+            self._forget(web)
+            raise ApiError(409, f"game {web.id} cannot be replayed from its record: {e}") from None
+        except BaseException:
+            self._forget(web)  # half caught up: the next request rebuilds it from the records
+            raise
+
+    def rebuild(self, web: WebGame) -> None:
+        """The game in memory made again from its record (after a move the records refused)."""
+        try:
+            record = self.record(web.id)
+            web.become(self._replay(record))
+        except Exception:  # noqa: BLE001 - it cannot be rebuilt now: the next request tries again
+            self._forget(web)
+
+    def play(self, web: WebGame, **move) -> list[dict]:
+        """Play the person's move on ``web`` (locked, caught up) and store it; when the records
+        refuse it (another server stored this turn first) nothing of it is kept: 409."""
+        turn, n_actions = len(web.moves), len(web.actions)
+        try:
+            steps = web.play(**move)
+        except BaseException:
+            if len(web.moves) != turn or len(web.actions) != n_actions:
+                self.rebuild(web)
+            raise
+        try:
+            self.records.save_move(web, turn)
+        except MoveConflict as e:
+            self.rebuild(web)
+            raise ApiError(409, f"your move {turn} of game {web.id} was not played: {e}; reload the game") from None
+        except BaseException:
+            self.rebuild(web)
+            raise
+        return steps
+
+    def record(self, game_id: str) -> dict:
+        """The game's record, checked as a new game's request is: 404 when there is none,
+        409 when its row is damaged."""
         record = self.records.get(game_id)
         if record is None:
             raise ApiError(404, f"no such game: {game_id}")
-        spec = games.get(record["game"])
+        check_record(record)
+        return record
+
+    def restore(self, game_id: str) -> WebGame:
+        """A game from the records (after a restart, or evicted from memory): replayed from
+        its seed, bots and the person's moves, and checked against what was recorded."""
+        web = self._replay(self.record(game_id))
+        self._remember(web)
+        return web
+
+    def _replay(self, record: dict) -> WebGame:
+        game_id = record["id"]
+        spec, player, bots, seat, seed, options = check_record(record)
         try:
-            web = WebGame.start(game_id, record["player"], spec, record["bots"], record["seat"], record["seed"],
-                                record["options"], self.agent_for(spec))
+            web = WebGame.start(game_id, player, spec, bots, seat, seed, options, self.agent_for(spec))
             web.started = record["started"]
             for move in record["moves"]:
                 web.play(action=move["action"])
         except (ValueError, AgentLoadError, MoveError) as e:
             raise ApiError(409, f"game {game_id} cannot be replayed from its record: {e}") from None
-        if web.actions != record["actions"] or len(web.steps) != record["n_events"]:
-            raise ApiError(409, f"game {game_id} cannot be replayed from its record: the bots now play differently")
-        self._remember(web)
+        self._check_replay(web, record)
         return web
+
+    @staticmethod
+    def _check_replay(web: WebGame, record: dict) -> None:
+        if web.actions != record["actions"] or len(web.steps) != record["n_events"]:
+            raise ApiError(409, f"game {web.id} cannot be replayed from its record: its moves do not give the "
+                                "recorded actions (the bots now play differently, or the row is damaged)")
 
 
 class _Locked:
@@ -303,6 +400,35 @@ def _check_new_game(body: NewGame) -> tuple[games.GameSpec, str, list[str], int,
     return spec, player, bots, seat, seed, options
 
 
+def check_record(record: dict) -> tuple[games.GameSpec, str, list[str], int, int, dict]:
+    """A recorded game's table checked as a new game's request is (``_check_new_game``): a
+    registered game, its bots the registry's for that table (never a checkpoint path), seat,
+    seed, options and player in range; 409 naming the game when its row is not."""
+    game_id = record["id"]
+    try:
+        body = NewGame(game=record["game"], players=record["players"], bots=record["bots"], seat=record["seat"],
+                       seed=record["seed"], options=record["options"], player=record["player"])
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "row"
+        raise ApiError(409, f"game {game_id} cannot be read from the records: its {where} is refused "
+                            f"({first.get('msg', 'invalid')}); the other games are not affected") from None
+    if len(record["bots"]) != record["players"] - 1:
+        raise ApiError(409, f"game {game_id} cannot be read from the records: {len(record['bots'])} bots for "
+                            f"{record['players']} players; the other games are not affected")
+    try:
+        return _check_new_game(body)
+    except ApiError as e:
+        raise ApiError(409, f"game {game_id} cannot be read from the records: {e.message}; "
+                            "the other games are not affected") from None
+
+
+def public_record(record: dict) -> dict:
+    """A record as a client may see it: the seed of a game in play is kept back (it predicts
+    every roll to come); it is shown once the game is over, for its replay."""
+    return record if record["status"] == "over" else {**record, "seed": None}
+
+
 # ----------------------------------------------------------------------- the app
 
 
@@ -387,7 +513,8 @@ def _validation_message(exc: RequestValidationError, request: Request) -> tuple[
 
 
 def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE_GAMES) -> FastAPI:
-    """The app, with its records in ``db_path`` (default: ``records.default_db_path()``)."""
+    """The app, with its records in ``db_path`` (default: ``records.default_db_path()``);
+    :class:`play.web.records.RecordsError` (one line) when that file cannot serve."""
     records = Records(db_path if db_path is not None else default_db_path())
     store = Store(records, max_live=max_live)
     app = FastAPI(
@@ -403,6 +530,14 @@ def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError):
         return _error(exc.status, exc.message)
+
+    @app.exception_handler(DamagedGame)
+    async def damaged(request: Request, exc: DamagedGame):
+        return _error(409, str(exc))
+
+    @app.exception_handler(sqlite3.Error)
+    async def records_unavailable(request: Request, exc: sqlite3.Error):
+        return _error(503, f"the records file cannot be used now ({exc}); try again")
 
     @app.exception_handler(MoveError)
     async def move_error(request: Request, exc: MoveError):
@@ -442,8 +577,7 @@ def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE
 
     @app.get("/api/games/{game_id}", summary="A game's state, with the narration so far")
     def get_game(game_id: str):
-        web = store.get(game_id)
-        with web.lock:
+        with store.serving(game_id) as web:
             return {"id": web.id, "state": web.state()}
 
     @app.post("/api/games/{game_id}/moves", summary="Play your move; returns what happened, step by step")
@@ -455,17 +589,14 @@ def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE
         for values in (body.reroll, body.keep):
             if values is not None and any(not 1 <= v <= 6 for v in values):
                 raise ApiError(422, "dice show 1 to 6")
-        web = store.get(game_id)
-        with web.lock:
-            steps = web.play(action=body.action, reroll=body.reroll, keep=body.keep, stop=bool(body.stop),
-                             text=body.text, turn=body.turn)
-            store.records.save(web)
+        with store.serving(game_id) as web:
+            steps = store.play(web, action=body.action, reroll=body.reroll, keep=body.keep, stop=bool(body.stop),
+                               text=body.text, turn=body.turn)
             return {"id": web.id, "steps": steps, "state": web.state(log=False)}
 
     @app.get("/api/games/{game_id}/coach", summary="Exact win probability of each move (two-player games)")
     def get_coach(game_id: str):
-        web = store.get(game_id)
-        with web.lock:
+        with store.serving(game_id) as web:
             return web.coach()
 
     @app.get("/api/records", summary="A person's record against each line-up of bots")
@@ -478,9 +609,6 @@ def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE
     def get_record(game_id: str):
         if not ID_RE.fullmatch(game_id):
             raise ApiError(404, "no such game: a game id is 16 letters, digits, '-' or '_'")
-        record = store.records.get(game_id)
-        if record is None:
-            raise ApiError(404, f"no such game: {game_id}")
-        return record
+        return public_record(store.record(game_id))
 
     return app

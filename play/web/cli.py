@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import socket
 import sys
 from typing import Optional, Sequence, TextIO
 
@@ -27,14 +28,15 @@ def _port(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
     if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0..65535, got {value}")
+        raise argparse.ArgumentTypeError(f"a port is 0..65535 (0: any free port), got {value}")
     return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default=DEFAULT_HOST,
                         help=f"the address to listen on (default: {DEFAULT_HOST}, this machine only)")
-    parser.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"the port (default: {DEFAULT_PORT})")
+    parser.add_argument("--port", type=_port, default=DEFAULT_PORT,
+                        help=f"the port (default: {DEFAULT_PORT}; 0: any free port, printed at start)")
     parser.add_argument("--db", default=None, metavar="PATH",
                         help="the SQLite file of game records (default: $XDG_DATA_HOME/dice-arena/records.sqlite3, "
                         "else ~/.local/share/dice-arena/records.sqlite3)")
@@ -49,26 +51,61 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` (0: a free port the system picks); ``OSError`` when it cannot be."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                         flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind(address)
+        sock.listen(2048)  # connections wait in the queue until the server takes them: the printed URL works at once
+        sock.set_inheritable(True)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
 def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: Optional[TextIO] = None) -> int:
-    """Start the server (blocks until Ctrl-C); returns the exit code (2 without the web extra)."""
+    """Start the server (blocks until Ctrl-C); returns the exit code: 2, after one line,
+    without the web extra, for a records file that cannot serve (``--db``) or an address
+    it cannot listen on.  The address is printed once the socket is bound (with the port
+    the system picked for ``--port 0``)."""
     err = err if err is not None else sys.stderr
     try:
         import uvicorn
 
         from play.web.app import create_app
-        from play.web.records import default_db_path
+        from play.web.records import RecordsError, default_db_path
     except ImportError as e:
         print(f"python -m play web needs the web extra: pip install -e '.[web]' ({e})", file=err)
         return 2
     db = args.db or str(default_db_path())
-    app = create_app(db)
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"Dice Arena on http://{host}:{args.port}/ (API: /docs; records: {db}); Ctrl-C stops it.", file=out)
-    if not _is_loopback(args.host):
-        print(f"warning: listening on {args.host}, not only this machine: anyone who can reach it can play "
-              "and read the records", file=err)
-    out.flush()
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    try:
+        app = create_app(db)
+    except RecordsError as e:
+        print(f"python -m play web: error: {e}", file=err)
+        return 2
+    try:
+        sock = _listen(args.host, args.port)
+    except OSError as e:  # the port is taken, the address is not this machine's, the name is unknown
+        why = e.strerror or str(e) or type(e).__name__
+        print(f"python -m play web: error: cannot listen on {args.host} port {args.port}: {why}; "
+              "give another --port (or --host)", file=err)
+        return 2
+    with sock:
+        port = sock.getsockname()[1]
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        print(f"Dice Arena on http://{host}:{port}/ (API: /docs; records: {db}); Ctrl-C stops it.", file=out)
+        if not _is_loopback(args.host):
+            print(f"warning: listening on {args.host}, not only this machine: anyone who can reach it can play "
+                  "and read the records", file=err)
+        out.flush()
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        server.run(sockets=[sock])
     return 0
 
 

@@ -1,17 +1,30 @@
 """The web table's records: every game in one SQLite file, and replays.
 
-A row is written when a game starts and updated after each of the person's
-moves (status ``playing``), then completed when the game ends (status
-``over``, with the outcome and every event).  So a server restart loses
-nothing: a finished game stays in the person's record, and a game in progress
-is rebuilt from its seed and the person's moves the next time it is asked for
-(``Store.restore`` in ``play.web.app``).
+The file is the truth, shared by every server process that is given it.  A game's
+row (table ``games``) is written when the game starts; each of the person's moves
+is a row of its own (table ``moves``, keyed by the game's id and the move's number,
+``turn``), written in one transaction that first checks the stored game: its count
+of moves must be the move's number, so of two servers playing the same turn of a
+game only the first is stored and the other is told (:class:`MoveConflict`).  The
+same transaction brings the game's row up to date (every action, die and event so
+far; the outcome once over).  A server restart therefore loses nothing: a finished
+game stays in the person's record, and a game in progress is rebuilt from its seed,
+bots and the person's moves the next time it is asked for (``Store`` in
+``play.web.app``), as is a game another server moved on.
 
-A row holds everything needed to replay the game: the seed, the seats and bots,
-the game options, every action of every seat in order, every die rolled and
-every seat drawn.  :func:`replay_actions` plays the actions again on a fresh
-engine with dice from the seed and returns its events; they equal the recorded
-ones (``tests/test_web.py``).
+A game's record holds everything needed to replay it: the seed, the seats and bots,
+the game options, every action of every seat in order, every die rolled and every
+seat drawn.  :func:`replay_actions` plays the actions again on a fresh engine with
+dice from the seed and returns its events; they equal the recorded ones
+(``tests/test_web.py``).
+
+The file has a schema version (``meta``, key ``schema``).  Version 1 (the person's
+moves as a JSON column of ``games``) is migrated to version 2 in one transaction
+when the file is opened, keeping every game.  A file that cannot serve as the
+records (not SQLite, damaged, another program's, a newer version, not writable) is
+refused when it is opened: :class:`RecordsError`, one line naming the file.  A row
+that cannot be read makes its own game unavailable (:class:`DamagedGame`), never
+the others.
 
 All SQL is parameterised; every write is one transaction.
 """
@@ -19,6 +32,7 @@ All SQL is parameterised; every write is one transaction.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import time
@@ -29,34 +43,73 @@ from typing import Any, Iterator, Optional
 import games
 from core.dice import RandomDice
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READS = (1, 2)  # the versions this module opens (1 is migrated to 2)
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS games (
-    id          TEXT PRIMARY KEY,
-    player      TEXT NOT NULL,
-    game        TEXT NOT NULL,
-    players     INTEGER NOT NULL,
-    seat        INTEGER NOT NULL,
-    bots        TEXT NOT NULL,     -- JSON: the bots clockwise from the person's seat
-    opponents   TEXT NOT NULL,     -- the bots' names sorted, joined by ', ' (the record's rows)
-    options     TEXT NOT NULL,     -- JSON: the game options (e.g. a pot or a goal)
-    seed        INTEGER NOT NULL,
-    status      TEXT NOT NULL,     -- 'playing' or 'over'
-    started     REAL NOT NULL,
-    finished    REAL,
-    moves       TEXT NOT NULL,     -- JSON: the person's moves: action and the coach's view of the position
-    actions     TEXT NOT NULL,     -- JSON: every [seat, action], all seats, in order
-    dice        TEXT NOT NULL,     -- JSON: every die value rolled, in order
-    seats_drawn TEXT NOT NULL,     -- JSON: every seat drawn by the dice (first players)
-    n_events    INTEGER NOT NULL,
-    events      TEXT,              -- JSON: the engine's events, once over
-    outcome     REAL,              -- +1 the person did not lose, -1 they lost
-    loser       INTEGER
-);
-CREATE INDEX IF NOT EXISTS games_by_player ON games (player, status, finished);
-"""
+GAMES_TABLE = """
+CREATE TABLE games (
+    id           TEXT PRIMARY KEY,
+    player       TEXT NOT NULL,
+    game         TEXT NOT NULL,
+    players      INTEGER NOT NULL,
+    seat         INTEGER NOT NULL,
+    bots         TEXT NOT NULL,     -- JSON: the bots clockwise from the person's seat
+    opponents    TEXT NOT NULL,     -- the bots' names sorted, joined by ', ' (the record's rows)
+    options      TEXT NOT NULL,     -- JSON: the game options (e.g. a pot or a goal)
+    seed         INTEGER NOT NULL,
+    status       TEXT NOT NULL,     -- 'playing' or 'over'
+    started      REAL NOT NULL,
+    finished     REAL,
+    actions      TEXT NOT NULL,     -- JSON: every [seat, action], all seats, in order
+    dice         TEXT NOT NULL,     -- JSON: every die value rolled, in order
+    seats_drawn  TEXT NOT NULL,     -- JSON: every seat drawn by the dice (first players)
+    n_events     INTEGER NOT NULL,
+    events       TEXT,              -- JSON: the engine's events, once over
+    outcome      REAL,              -- +1 the person did not lose, -1 they lost
+    loser        INTEGER,
+    legacy_moves TEXT               -- a version-1 row's moves the migration could not read, kept as they were
+)"""
+
+MOVES_TABLE = """
+CREATE TABLE moves (
+    game_id  TEXT NOT NULL REFERENCES games (id),
+    turn     INTEGER NOT NULL,      -- 0 for the person's first move
+    action   INTEGER NOT NULL,
+    snapshot TEXT,                  -- JSON: the coach's view of the position (null without a coach)
+    played   REAL NOT NULL,
+    PRIMARY KEY (game_id, turn)
+)"""
+
+SCHEMA = [
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    GAMES_TABLE,
+    MOVES_TABLE,
+    "CREATE INDEX games_by_player ON games (player, status, finished)",
+]
+
+V1_GAMES_COLUMNS = ("id", "player", "game", "players", "seat", "bots", "opponents", "options", "seed", "status",
+                    "started", "finished", "moves", "actions", "dice", "seats_drawn", "n_events", "events", "outcome",
+                    "loser")
+GAMES_COLUMNS = tuple(c for c in V1_GAMES_COLUMNS if c != "moves") + ("legacy_moves",)
+MOVES_COLUMNS = ("game_id", "turn", "action", "snapshot", "played")
+MAX_JSON = 4_000_000  # characters of one JSON value read back
+
+
+class RecordsError(ValueError):
+    """The file cannot serve as the records; the message is one line naming it and what to do."""
+
+
+class DamagedGame(ValueError):
+    """One game's row cannot be read; the message names the game.  The other games are unaffected."""
+
+    def __init__(self, game_id: str, why: str):
+        super().__init__(f"game {game_id} cannot be read from the records: {why} (its row is damaged; "
+                         "the other games are not affected)")
+        self.game_id = game_id
+
+
+class MoveConflict(Exception):
+    """The stored game is not where the move was played: another server stored this turn first."""
 
 
 def default_db_path() -> Path:
@@ -65,25 +118,96 @@ def default_db_path() -> Path:
     return Path(base) / "dice-arena" / "records.sqlite3"
 
 
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")  # a damaged text value reads as text, never an exception
+
+
 class Records:
-    """The SQLite file of games; one short connection per operation, so threads share it safely."""
+    """The SQLite file of games; one short connection per operation, so threads and
+    processes share it safely.  Opening it checks (and if need be migrates) the file:
+    :class:`RecordsError` when it cannot be used."""
 
     def __init__(self, path: os.PathLike | str):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(self._connect()) as conn:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(SCHEMA)
-        with self.transaction() as conn:
-            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", ("schema", str(SCHEMA_VERSION)))
+        self._open()
+
+    # --- opening -----------------------------------------------------------------------
+    def _refuse(self, why: str, todo: str = "give another --db") -> RecordsError:
+        return RecordsError(f"the records file {self.path} {why}; {todo}")
+
+    def _open(self) -> None:
+        path = self.path
+        if path.is_dir():
+            raise self._refuse("is a folder, not a file", "give the path of a file with --db")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise self._refuse(f"cannot be created: {path.parent} (or a folder above it) is a file, not a folder") from None
+        except OSError as e:
+            raise self._refuse(f"cannot be created: its folder {path.parent} cannot be made "
+                               f"({e.strerror or type(e).__name__})") from None
+        if path.exists() and not path.is_file():
+            raise self._refuse("is not a regular file")
+        try:
+            with closing(self._connect()) as conn:
+                conn.execute("PRAGMA journal_mode=WAL")
+                problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
+            if problems != ["ok"]:
+                raise self._refuse(f"is damaged (SQLite says: {str(problems[0])[:120]})",
+                                   "move it away or give another --db")
+            with self.transaction() as conn:
+                self._prepare(conn)
+        except sqlite3.Error as e:
+            why = str(e)
+            if "not a database" in why or "malformed" in why:
+                raise self._refuse(f"is not a SQLite database, or is damaged (SQLite says: {why})",
+                                   "move it away or give another --db") from None
+            if "readonly" in why or "read-only" in why:
+                raise self._refuse(f"cannot be written (SQLite says: {why})", "give a file you can write with --db") from None
+            raise self._refuse(f"cannot be opened (SQLite says: {why})") from None
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        """Create the tables in an empty file, migrate version 1, refuse anything else."""
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            for statement in SCHEMA:
+                conn.execute(statement)
+            conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            return
+        foreign = f"is not a dice-arena records file (its tables: {', '.join(sorted(tables)[:6])})"
+        if not {"meta", "games"} <= tables or not {"key", "value"} <= _columns(conn, "meta"):
+            raise self._refuse(foreign)
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is None:
+            raise self._refuse(foreign)
+        version = str(row[0]).strip()
+        if version not in {str(v) for v in READS}:
+            raise self._refuse(f"has schema version {version[:20]!r}, which this dice-arena does not read "
+                               f"(it reads {' and '.join(map(str, READS))}; a newer dice-arena wrote it?)",
+                               "upgrade dice-arena or give another --db")
+        if version == "1":
+            missing = set(V1_GAMES_COLUMNS) - _columns(conn, "games")
+            if missing:
+                raise self._refuse(f"{foreign[:-1]}; its games table lacks {', '.join(sorted(missing))})")
+            _migrate_v1(conn)
+        else:
+            missing = (set(GAMES_COLUMNS) - _columns(conn, "games")) | {
+                f"moves.{c}" for c in set(MOVES_COLUMNS) - _columns(conn, "moves")}
+            if missing:
+                raise self._refuse(f"is not a dice-arena records file of version 2 (it lacks "
+                                   f"{', '.join(sorted(missing))})")
+            # a write, so that a file this process may read but not write is refused now, not at the first move
+            conn.execute("UPDATE meta SET value = value WHERE key = 'schema'")
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         conn.row_factory = sqlite3.Row
+        conn.text_factory = _text
         return conn
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE``: one writer at a time, across processes)."""
         conn = self._connect()
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -98,40 +222,73 @@ class Records:
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every query inside sees the same state of the file."""
         conn = self._connect()
         try:
-            yield conn
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.execute("ROLLBACK")
         finally:
             conn.close()
 
     # --- writing -----------------------------------------------------------------------
-    def save(self, web) -> None:
-        """Insert or update the row of a ``play.web.table.WebGame`` (one transaction)."""
-        game = web.game
-        over = game.is_over
-        row = {
-            "id": web.id, "player": web.player, "game": web.spec.name, "players": web.n_players,
-            "seat": web.seat, "bots": json.dumps(web.bot_names), "opponents": ", ".join(sorted(web.bot_names)),
-            "options": json.dumps(web.options, sort_keys=True), "seed": web.seed,
-            "status": "over" if over else "playing", "started": web.started,
-            "finished": time.time() if over else None, "moves": json.dumps(web.moves),
-            "actions": json.dumps(web.actions), "dice": json.dumps(web.dice.dice),
-            "seats_drawn": json.dumps(web.dice.seats), "n_events": len(web.steps),
-            "events": json.dumps([s["event"] for s in web.steps]) if over else None,
-            "outcome": web.session.outcome() if over else None, "loser": getattr(game, "loser", None),
-        }
-        columns = ", ".join(row)
-        marks = ", ".join("?" for _ in row)
-        updates = ", ".join(f"{c} = excluded.{c}" for c in row if c != "id")
+    def create(self, web) -> None:
+        """The row of a new ``play.web.table.WebGame`` (one transaction)."""
+        row = {"id": web.id, "player": web.player, "game": web.spec.name, "players": web.n_players,
+               "seat": web.seat, "bots": json.dumps(web.bot_names), "opponents": ", ".join(sorted(web.bot_names)),
+               "options": json.dumps(web.options, sort_keys=True), "seed": web.seed, "started": web.started,
+               **_progress(web)}
         with self.transaction() as conn:
-            conn.execute(f"INSERT INTO games ({columns}) VALUES ({marks}) ON CONFLICT (id) DO UPDATE SET {updates}",
+            conn.execute(f"INSERT INTO games ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
                          tuple(row.values()))
 
+    def save_move(self, web, turn: int) -> None:
+        """Store the person's move number ``turn`` (the last of ``web.moves``) and the game's
+        progress, in one transaction that checks the stored game has exactly ``turn`` moves
+        and is still being played; :class:`MoveConflict` (and nothing stored) when not."""
+        move = web.moves[turn]
+        progress = _progress(web)
+        with self.transaction() as conn:
+            row = conn.execute("SELECT status FROM games WHERE id = ?", (web.id,)).fetchone()
+            if row is None:
+                raise MoveConflict("the game is no longer in the records")
+            stored = conn.execute("SELECT COUNT(*) FROM moves WHERE game_id = ?", (web.id,)).fetchone()[0]
+            if row["status"] != "playing":
+                raise MoveConflict("another page or server played it to the end first")
+            if stored > turn:
+                raise MoveConflict(f"another page or server played move {turn} first")
+            if stored < turn:
+                raise MoveConflict(f"the records hold only its moves 0 to {stored - 1}" if stored else
+                                   "the records hold none of its moves")
+            try:
+                conn.execute("INSERT INTO moves (game_id, turn, action, snapshot, played) VALUES (?, ?, ?, ?, ?)",
+                             (web.id, turn, int(move["action"]),
+                              None if move["snapshot"] is None else json.dumps(move["snapshot"]), time.time()))
+            except sqlite3.IntegrityError:  # the key (game, turn) is unique: cannot happen after the count
+                raise MoveConflict(f"another page or server played move {turn} first") from None
+            sets = ", ".join(f"{c} = ?" for c in progress)
+            conn.execute(f"UPDATE games SET {sets} WHERE id = ?", (*progress.values(), web.id))
+
     # --- reading -----------------------------------------------------------------------
+    def move_count(self, game_id: str) -> Optional[int]:
+        """How many of the person's moves the records hold (None: no such game)."""
+        with self.reading() as conn:
+            if conn.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)).fetchone() is None:
+                return None
+            return conn.execute("SELECT COUNT(*) FROM moves WHERE game_id = ?", (game_id,)).fetchone()[0]
+
     def get(self, game_id: str) -> Optional[dict]:
+        """One game's record (None: no such game), its moves as ``[{"action", "snapshot"}]``
+        in order; :class:`DamagedGame` when a value cannot be read back as written."""
         with self.reading() as conn:
             row = conn.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
-        return None if row is None else _decode(row)
+            if row is None:
+                return None
+            moves = conn.execute("SELECT turn, action, snapshot FROM moves WHERE game_id = ? ORDER BY turn",
+                                 (game_id,)).fetchall()
+        return _decode(game_id, row, moves)
 
     def summary(self, player: Optional[str] = None, recent: int = 10) -> dict:
         """The person's record (everyone's if ``player`` is None): per game, table size and
@@ -155,18 +312,155 @@ class Records:
             ).fetchone()[0]
         return {
             "player": player,
-            "records": [dict(r) for r in rows],
-            "recent": [dict(r) for r in last],
+            "records": [_plain(r) for r in rows],
+            "recent": [_plain(r) for r in last],
             "unfinished": playing,
         }
 
 
-def _decode(row: sqlite3.Row) -> dict:
+# --------------------------------------------------------------------------- rows
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}  # table: one of ours, never a client's
+
+
+def _progress(web) -> dict:
+    """The columns of a game's row that change as it is played."""
+    game = web.game
+    over = game.is_over
+    return {
+        "status": "over" if over else "playing", "finished": time.time() if over else None,
+        "actions": json.dumps(web.actions), "dice": json.dumps(web.dice.dice),
+        "seats_drawn": json.dumps(web.dice.seats), "n_events": len(web.steps),
+        "events": json.dumps([s["event"] for s in web.steps]) if over else None,
+        "outcome": web.session.outcome() if over else None, "loser": getattr(game, "loser", None),
+    }
+
+
+def _plain(row: sqlite3.Row) -> dict:
+    """A summary row as JSON can carry it (a damaged value is shown as text, not refused)."""
+    out = {}
+    for key in row.keys():
+        value = row[key]
+        if isinstance(value, bytes):
+            value = _text(value)
+        elif isinstance(value, float) and not math.isfinite(value):
+            value = None
+        out[key] = value
+    return out
+
+
+def _json(game_id: str, column: str, text: Any) -> Any:
+    if not isinstance(text, str):
+        raise DamagedGame(game_id, f"its {column} is not JSON text")
+    if len(text) > MAX_JSON:
+        raise DamagedGame(game_id, f"its {column} is too long")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise DamagedGame(game_id, f"its {column} is not JSON") from None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _ints(value: Any, depth: int = 1) -> bool:
+    """A list of ints (``depth`` 1) or of lists of ints (2)."""
+    if not isinstance(value, list):
+        return False
+    if depth == 1:
+        return all(_is_int(v) for v in value)
+    return all(_ints(v) for v in value)
+
+
+def _decode(game_id: str, row: sqlite3.Row, move_rows: list) -> dict:
+    """The row as a record, every value checked for the type it was written with."""
     record = dict(row)
-    for key in ("bots", "options", "moves", "actions", "dice", "seats_drawn", "events"):
-        if record.get(key) is not None:
-            record[key] = json.loads(record[key])
+
+    def need(ok: bool, why: str) -> None:
+        if not ok:
+            raise DamagedGame(game_id, why)
+
+    if record.get("legacy_moves") is not None:
+        raise DamagedGame(game_id, "its moves (from a version-1 file) could not be read when the file was migrated")
+    record.pop("legacy_moves", None)
+    for key in ("player", "game", "status"):
+        need(isinstance(record[key], str), f"its {key} is not text")
+    record["opponents"] = _plain(row)["opponents"]  # shown only: derived from the bots when written
+    for key in ("players", "seat", "seed", "n_events"):
+        need(_is_int(record[key]), f"its {key} is not a whole number")
+    need(record["status"] in ("playing", "over"), f"its status {record['status'][:20]!r} is neither playing nor over")
+    need(isinstance(record["started"], (int, float)), "its start time is not a number")
+    for key in ("bots", "options", "actions", "dice", "seats_drawn"):
+        record[key] = _json(game_id, key, record[key])
+    need(isinstance(record["bots"], list) and all(isinstance(b, str) for b in record["bots"]),
+         "its bots are not a list of names")
+    need(isinstance(record["options"], dict) and all(_is_int(v) for v in record["options"].values()),
+         "its options are not names with whole numbers")
+    need(_ints(record["actions"], 2) and all(len(a) == 2 for a in record["actions"]),
+         "its actions are not [seat, action] pairs")
+    need(_ints(record["dice"]) and _ints(record["seats_drawn"]), "its dice are not whole numbers")
+    if record["status"] == "over" or record["events"] is not None:
+        record["events"] = _json(game_id, "events", record["events"])
+        need(isinstance(record["events"], list), "its events are not a list")
+    moves = []
+    for number, move in enumerate(move_rows):
+        need(move["turn"] == number, f"its moves skip move {number}")
+        need(_is_int(move["action"]), f"its move {number} is not a whole number")
+        snapshot = None if move["snapshot"] is None else _json(game_id, f"move {number}'s position", move["snapshot"])
+        need(snapshot is None or isinstance(snapshot, dict), f"its move {number}'s position is not an object")
+        moves.append({"action": move["action"], "snapshot": snapshot})
+    record["moves"] = moves
+    need([a for s, a in record["actions"] if s == record["seat"]] == [m["action"] for m in moves],
+         f"its {len(moves)} moves are not the person's actions it records")
     return record
+
+
+# --------------------------------------------------------------------------- version 1
+
+
+def _v1_moves(text: Any) -> Optional[list]:
+    """A version-1 ``moves`` value as rows to store, or None when it cannot be read."""
+    try:
+        moves = json.loads(text) if isinstance(text, str) else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(moves, list):
+        return None
+    rows = []
+    for move in moves:
+        if not isinstance(move, dict) or not _is_int(move.get("action")):
+            return None
+        snapshot = move.get("snapshot")
+        if snapshot is not None and not isinstance(snapshot, dict):
+            return None
+        rows.append((move["action"], None if snapshot is None else json.dumps(snapshot)))
+    return rows
+
+
+def _migrate_v1(conn: sqlite3.Connection) -> None:
+    """Version 1 to 2 inside the caller's transaction: the person's moves move from the JSON
+    column ``games.moves`` to rows of ``moves``; every game is kept (a row whose moves cannot
+    be read keeps them as they were in ``legacy_moves``, and its game is unavailable)."""
+    conn.execute("ALTER TABLE games RENAME TO games_v1")
+    conn.execute("DROP INDEX IF EXISTS games_by_player")
+    conn.execute(GAMES_TABLE)
+    conn.execute(MOVES_TABLE)
+    conn.execute("CREATE INDEX games_by_player ON games (player, status, finished)")
+    kept = [c for c in GAMES_COLUMNS if c != "legacy_moves"]
+    conn.execute(f"INSERT INTO games ({', '.join(kept)}) SELECT {', '.join(kept)} FROM games_v1")
+    for row in conn.execute("SELECT id, moves, started FROM games_v1").fetchall():
+        rows = _v1_moves(row["moves"])
+        if rows is None:
+            conn.execute("UPDATE games SET legacy_moves = ? WHERE id = ?", (str(row["moves"]), row["id"]))
+            continue
+        played = row["started"] if isinstance(row["started"], (int, float)) else 0.0
+        conn.executemany("INSERT INTO moves (game_id, turn, action, snapshot, played) VALUES (?, ?, ?, ?, ?)",
+                         [(row["id"], turn, action, snapshot, played) for turn, (action, snapshot) in enumerate(rows)])
+    conn.execute("DROP TABLE games_v1")
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
 
 
 def replay_actions(record: dict) -> list[dict[str, Any]]:

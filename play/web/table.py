@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Optional, Sequence
 
 import games
@@ -197,6 +197,13 @@ class WebGame:
         self.steps.extend(new)
         return new
 
+    def become(self, other: "WebGame") -> None:
+        """Take on everything of ``other`` (the same game rebuilt from the records) but this
+        game's lock, so requests waiting on it find the game as the records have it."""
+        for f in fields(self):
+            if f.name != "lock":
+                setattr(self, f.name, getattr(other, f.name))
+
     @property
     def bot_names(self) -> list[str]:
         """The bots clockwise from the person's seat (the order they were asked for)."""
@@ -270,7 +277,7 @@ class WebGame:
             "seats": seats,
             "bots": self.bot_names,
             "options": self.options,
-            "seed": self.seed,
+            "seed": self.seed if game.is_over else None,  # it predicts every roll to come: shown once over
             "player": self.player,
             "to_move": game.current_player,
             "waiting": waiting,

@@ -364,10 +364,17 @@ async function reveal(steps, finalState, view) {
 }
 
 // What the table looked like before the steps of a response (the log is rebuilt from scratch).
+// The game's options, and its seed once the game is over (the server keeps it back while
+// the game is played: it predicts every roll to come).
+function metaText(st) {
+  const meta = Object.entries(st.options).map(([k, v]) => `${k} ${v}`);
+  if (st.seed !== null && st.seed !== undefined) meta.unshift(`seed ${st.seed}`);
+  return meta.join(" · ");
+}
+
 function renderFrame(st, fresh, steps) {
-  const meta = [`seed ${st.seed}`, ...Object.entries(st.options).map(([k, v]) => `${k} ${v}`)];
   $("game-name").textContent = `${st.game} · ${st.players} players · you are ${st.seats[st.seat].name}`;
-  $("game-meta").textContent = meta.join(" · ");
+  $("game-meta").textContent = metaText(st);
   if (fresh) drawTable(st, blankView(st, steps));
   $("result").classList.add("hidden");
   $("turn").classList.add("hidden");
@@ -397,6 +404,7 @@ function render(st) {
   const view = viewOf(st);
   drawTable(st, view);
   $("game-name").textContent = `${st.game} · ${st.players} players · you are ${st.seats[st.seat].name}`;
+  $("game-meta").textContent = metaText(st);
   const result = $("result");
   if (st.over) {
     result.className = "result " + (st.outcome > 0 ? "win" : "lose");
@@ -523,10 +531,16 @@ async function sendMove(body) {
   const before = viewOf(state);
   const res = await api("POST", `/api/games/${gameId}/moves`, body);
   busy = false;
-  if (!res.ok) {
-    $("move-error").textContent = res.data.error;
+  if (!res.ok) { // e.g. the move was refused, or played first from another page: show the game as it is
     const again = await api("GET", `/api/games/${gameId}`);
-    if (again.ok) render(again.data.state);
+    if (again.ok) {
+      if (again.data.state.events !== state.events) { // moved on meanwhile: the narration as it is now
+        clearLog();
+        for (const line of again.data.state.log) logLine(line);
+      }
+      render(again.data.state);
+    }
+    $("move-error").textContent = res.data.error;
     return;
   }
   selected.clear();
