@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 MAX_SEED = 2**32 - 1  # what every seeded generator here (numpy's legacy one included) takes
 MAX_GAMES = 100_000_000  # a match of that many games already takes many hours
@@ -60,3 +63,164 @@ def agent_label(name: str) -> str:
     if os.sep in name or name.endswith((".pt", ".json")):
         return Path(name).stem or name
     return name
+
+
+# --- SIGINT (Ctrl-C) and SIGTERM ------------------------------------------------------------
+#
+# A long program (``python -m train`` and its studies) meets both signals the same way, in
+# two phases.  While it starts (imports, parsing, checks) there is nothing to save and
+# nothing to undo: either signal ends it at once with one line on stderr and the exit
+# status 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM), the status a shell
+# reports for a program the signal ended.  From :func:`stop_signals_raise` on (once it holds
+# a lock, or has started Ray), either signal raises ``KeyboardInterrupt`` where the program
+# is, so that it unwinds, saves and releases what it holds; :class:`SignalsHeld` defers
+# them while a file is being written.  Only the program's entry point installs these
+# handlers (:func:`run_program`): a caller of ``main()`` in-process keeps its own.
+
+_STOP = {"installed": False, "raise": False, "message": "interrupted", "received": None}
+
+
+def signal_label(signum: int | None) -> str:
+    """How a stop signal is named to the user: ``Ctrl-C`` for SIGINT, else its name."""
+    if signum is None or signum == signal.SIGINT:
+        return "Ctrl-C"
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def stop_status(signum: int | None = None) -> int:
+    """The exit status of a program stopped by ``signum`` (default: the signal it received,
+    else SIGINT): 128 + its number."""
+    if signum is None:
+        signum = _STOP["received"] or signal.SIGINT
+    return 128 + int(signum)
+
+
+def stop_signal() -> int | None:
+    """The first SIGINT or SIGTERM this program received (through the handlers here), if any."""
+    return _STOP["received"]
+
+
+def _note_signal(signum: int) -> None:
+    if _STOP["received"] is None:
+        _STOP["received"] = signum
+
+
+def stop_signals_installed() -> bool:
+    """Whether the program installed its SIGINT and SIGTERM handlers (:func:`stop_signals_exit`)."""
+    return bool(_STOP["installed"])
+
+
+def interrupt(signum: int) -> None:
+    """Stop as ``signum`` would have, where a library caught it first: note it, raise
+    ``KeyboardInterrupt``."""
+    _note_signal(signum)
+    raise KeyboardInterrupt
+
+
+def _write_line(text: str) -> None:
+    """One line on stderr, straight to the descriptor (safe inside a signal handler)."""
+    try:
+        os.write(2, f"\n{text}\n".encode(errors="replace"))
+    except OSError:
+        pass
+
+
+def _on_stop_signal(signum, frame) -> None:
+    _note_signal(signum)
+    if _STOP["raise"]:
+        raise KeyboardInterrupt
+    _write_line(f"{_STOP['message']} ({signal_label(signum)})")
+    os._exit(stop_status(signum))
+
+
+def stop_signals_exit(message: str) -> None:
+    """Install the program's handlers: SIGINT and SIGTERM end it at once, with the one
+    line ``message`` (and the signal's name) and status 128 + N.  For the program's
+    first lines, before anything is written or held."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    _STOP.update({"installed": True, "raise": False, "message": message})
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _on_stop_signal)
+
+
+def stop_signals_raise() -> None:
+    """From now on, SIGINT and SIGTERM raise ``KeyboardInterrupt`` in the program (which
+    saves, releases and exits with :func:`stop_status`).  Nothing unless the program
+    installed its handlers (:func:`stop_signals_exit`); it installs them again, for a
+    library (Ray) that replaced them."""
+    if not _STOP["installed"] or threading.current_thread() is not threading.main_thread():
+        return
+    _STOP["raise"] = True
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _on_stop_signal)
+
+
+class SignalsHeld:
+    """While the block runs, Ctrl-C (SIGINT), and SIGTERM when the program installed its
+    handlers, are noted with one line (``message``, after the signal's name) instead of
+    interrupting it; on leaving, ``reraise`` turns a noted signal into the
+    ``KeyboardInterrupt`` it would have been.  ``caught``: the signal noted, or None.
+    Only in the main thread (the only one Python delivers signals to); blocks nest."""
+
+    def __init__(self, reraise: bool, message: str = "finishing the checkpoint first"):
+        self.reraise = reraise
+        self.message = message
+        self.caught: int | None = None
+        self.previous: dict[int, Any] = {}
+
+    def _note(self, signum, frame) -> None:
+        _note_signal(signum)
+        if self.caught is None:
+            self.caught = signum
+        print(f"\n{signal_label(signum)}: {self.message}", file=sys.stderr, flush=True)
+
+    def __enter__(self) -> SignalsHeld:
+        if threading.current_thread() is threading.main_thread():
+            signals = [signal.SIGINT]
+            if signal.getsignal(signal.SIGTERM) is _on_stop_signal:
+                signals.append(signal.SIGTERM)
+            for signum in signals:
+                self.previous[signum] = signal.signal(signum, self._note)
+        return self
+
+    @contextmanager
+    def released(self):
+        """Inside the held block: a part where the signals act as outside it (the work a
+        signal may cut short).  A ``KeyboardInterrupt`` raised as it ends is raised out of it."""
+        for signum, previous in self.previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        try:
+            yield self
+        finally:
+            for signum in self.previous:
+                signal.signal(signum, self._note)
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        for signum, previous in self.previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        self.previous = {}
+        if self.reraise and self.caught is not None and exc_type is None:
+            raise KeyboardInterrupt
+
+
+def run_program(main: Callable[[], int], starting: str) -> None:
+    """Run ``main()`` as a long program: :func:`run_quietly`, with SIGINT and SIGTERM
+    ending it in one line (``starting``, until ``main`` calls :func:`stop_signals_raise`)
+    and a ``KeyboardInterrupt`` that ``main`` let through ending it in one line too, with
+    status 128 + N."""
+    stop_signals_exit(starting)
+
+    def guarded() -> int:
+        try:
+            return main()
+        except KeyboardInterrupt:
+            _STOP["raise"] = False  # a further signal ends the program at once
+            _STOP["message"] = "interrupted"
+            print(f"\ninterrupted ({signal_label(stop_signal())})", file=sys.stderr, flush=True)
+            return stop_status()
+
+    run_quietly(guarded)

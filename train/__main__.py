@@ -6,9 +6,24 @@ Bad input (a flag out of range, a folder that cannot be written, a name that
 is not a plain file name, a name already taken, a saved run that cannot be
 resumed, a run of that name already training) is one ``error:`` line on stderr
 and exit code 2.  When the reader of the output goes away (``| head -1``) the
-program exits quietly with code 1."""
+program exits quietly with code 1.
+
+Ctrl-C (SIGINT) and SIGTERM stop it the same way.  While it starts (imports,
+checks) either one ends it at once, in one line on stderr.  Once a run holds its
+lock, the run stops where it is, is evaluated and saved (a second signal waits
+for the save), says where it was saved and how to continue it (``--resume``),
+releases its lock and exits.  Either way the exit status is 128 + the signal's
+number, as a shell reports a program the signal ended: 130 for Ctrl-C, 143 for
+SIGTERM (``core.cli``)."""
 
 from __future__ import annotations
+
+STARTING = "interrupted while starting: nothing was trained or saved"
+
+if __name__ == "__main__":  # the program: from its first lines, Ctrl-C and SIGTERM end it in one line
+    from core.cli import stop_signals_exit
+
+    stop_signals_exit(STARTING)
 
 import argparse
 import importlib
@@ -17,7 +32,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from core.cli import run_quietly, whole_number
+from core.cli import run_program, signal_label, stop_signal, stop_signals_raise, stop_status, whole_number
 from train.presets import PRESETS
 
 from core.cli import MAX_SEED  # numpy's legacy seeding (SB3 seeds it) takes no more
@@ -44,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                                        initial_indent="  ", subsequent_indent=" " * (width + 3))
                          for p in PRESETS.values())
     commands = "\n".join(f"  {c:<6} {what}" for c, (_, what) in COMMANDS.items())
-    notes = textwrap.fill("Ctrl-C saves the run; --resume continues it. A name already saved is refused unless "
+    notes = textwrap.fill("Ctrl-C (or SIGTERM) saves the run, says how to continue it, and exits with status 130 "
+                          "(143 for SIGTERM); --resume continues it. A name already saved is refused unless "
                           "--resume or --overwrite is given. Watch with: tensorboard --logdir runs", 78)
     parser = argparse.ArgumentParser(
         prog="python -m train",
@@ -144,17 +160,23 @@ def main(argv: list[str] | None = None) -> int:
         progress_bar=not args.no_progress_bar,
         torch_threads=args.threads,
     )
+    stop_signals_raise()  # from here on a signal stops the run where it is: it saves and releases its lock
     try:
-        train(config)
+        summary = train(config)
     except RunError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    return 0
+    except KeyboardInterrupt:  # before the run started training (train.run holds the signals from there on)
+        print(f"\ninterrupted ({signal_label(stop_signal())}) before run {name} started training: nothing was saved",
+              file=sys.stderr)
+        return stop_status()
+    return stop_status() if summary["interrupted"] else 0
 
 
 def run() -> None:
-    """The program: ``main()``, quiet when the reader of our output goes away."""
-    run_quietly(main)
+    """The program: ``main()``, quiet when the reader of our output goes away, and
+    ended by Ctrl-C or SIGTERM in one line, with status 130 or 143 (see the module docstring)."""
+    run_program(main, STARTING)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,10 @@ A run named NAME keeps, in its checkpoint folder:
 * ``NAME.json``: the metadata, with the SHA-256 of the two files above
   (``weights_sha256``, ``state_sha256``) and the step they were saved at;
 * ``NAME.lock``: held (``fcntl.flock``) while the run trains, so two runs of one
-  name refuse to overwrite each other; removed when the run ends.
+  name refuse to overwrite each other; it holds the process id of the run and is
+  removed when the run ends (Ctrl-C and SIGTERM included).  The system drops the
+  lock of a process that dies (``kill -9``, a crash) but leaves its file: the next
+  run of the name takes it over and says so.
 
 ``--resume`` rebuilds the model from the preset and loads into it only the
 weights and this state, after checking each (formats, shapes, finite values,
@@ -154,6 +157,7 @@ class RunLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         while True:
+            existed = os.path.lexists(self.path)
             try:
                 fd = os.open(self.path, flags, 0o666)
             except OSError as e:
@@ -172,10 +176,32 @@ class RunLock:
             if on_disk is not None and (on_disk.st_ino, on_disk.st_dev) == (mine.st_ino, mine.st_dev):
                 break
             os.close(fd)
+        if existed:
+            self._take_over(fd)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self.fd = fd
         return self
+
+    def _take_over(self, fd: int) -> None:
+        """Say that the lock file was left by a process that no longer holds it (nobody
+        did, or we could not have locked it).  A file without a process id is one a
+        starting run has just made, before writing it: nothing to say."""
+        try:
+            text = os.pread(fd, 32, 0).decode("ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            return
+        if not text.isdigit() or not 0 < int(text) < 2**31:
+            return
+        pid = int(text)
+        try:
+            os.kill(pid, 0)
+            why = f"process {pid} no longer holds it"  # alive, so the number was given to another process
+        except ProcessLookupError:
+            why = f"process {pid} is gone"
+        except OSError:
+            why = f"process {pid} no longer holds it"
+        print(f"taking over the stale lock of run {self.name} ({why})", file=sys.stderr, flush=True)
 
     def release(self) -> None:
         if self.fd is not None:

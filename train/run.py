@@ -6,15 +6,18 @@ existing run unless told to ``resume`` or ``overwrite`` it.  ``--resume``
 rebuilds the model from the preset and loads only tensors and plain values
 into it (``train.checkpoint``): the weights, the optimizer state, the counters,
 the random states, the evaluation history and the wall-clock seconds so far, so
-a resumed run reads as one run.  A Ctrl-C during a save waits for the save.
+a resumed run reads as one run.
+
+Ctrl-C (SIGINT), and SIGTERM under ``python -m train`` (whose entry point turns
+it into the same ``KeyboardInterrupt``, ``core.cli``), stop the training where it
+is: the run is evaluated and saved as at its end, and its summary says it was
+``interrupted``.  A signal during a save, or during that last evaluation and
+save, waits for it (:class:`core.cli.SignalsHeld`).
 """
 
 from __future__ import annotations
 import platform
 import shlex
-import signal
-import sys
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -27,6 +30,7 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList, Progr
 import agents
 import games
 from agents.ppo_agent import PPOAgent, policy_class_from, policy_kwargs_from
+from core.cli import SignalsHeld, signal_label, stop_signal
 from train import checkpoint
 from train.checkpoint import RunError
 from train.fast import BatchedMaskablePPO, EpisodeMonitor
@@ -100,7 +104,7 @@ class ExactEvalCallback(BaseCallback):
         figures.update(timesteps=self.num_timesteps, wall_seconds=time.time() - self.started)
         self.history.append(figures)
         log_figures(self.logger, figures, self.num_timesteps)
-        with SigintHeld(reraise=True):  # a Ctrl-C here stops the run once the checkpoint is written
+        with SignalsHeld(reraise=True):  # a Ctrl-C (or SIGTERM) here stops the run once the checkpoint is written
             save_run(self.model, self.config, figures, self.history, self.self_play)
         if self.config.on_eval is not None:
             self.config.on_eval(figures)
@@ -157,37 +161,6 @@ def save_run(model, config: RunConfig, figures: dict[str, Any] | None = None, hi
     if self_play is not None and self_play.active:
         state["self_play"] = self_play.state()
     return checkpoint.save(config.checkpoint_dir, config.name, model.policy, state, meta)
-
-
-class SigintHeld:
-    """While the block runs, Ctrl-C (SIGINT) is noted with one line instead of
-    interrupting it; on leaving, ``reraise`` turns a noted Ctrl-C into the
-    ``KeyboardInterrupt`` it would have been.  Only in the main thread (the
-    only one Python delivers signals to)."""
-
-    def __init__(self, reraise: bool, message: str = "Ctrl-C: finishing the checkpoint first"):
-        self.reraise = reraise
-        self.message = message
-        self.caught = False
-        self.previous: Any = None
-        self.installed = False
-
-    def _note(self, signum, frame) -> None:
-        self.caught = True
-        print(f"\n{self.message}", file=sys.stderr, flush=True)
-
-    def __enter__(self) -> SigintHeld:
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, self._note)
-            self.installed = True
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if self.installed:
-            signal.signal(signal.SIGINT, self.previous if self.previous is not None else signal.SIG_DFL)
-            self.installed = False
-        if self.reraise and self.caught and exc_type is None:
-            raise KeyboardInterrupt
 
 
 class StepsBar(ProgressBarCallback):
@@ -340,22 +313,24 @@ def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
     callbacks = [SelfPlayCallback(self_play), callback] if self_play.active else [callback]
     bar = StepsBar() if config.progress_bar else None
     interrupted = False
-    if remaining > 0:
-        try:
-            model.learn(
-                remaining,
-                callback=CallbackList([*callbacks, bar] if bar is not None else callbacks),
-                tb_log_name=config.name,
-                reset_num_timesteps=meta is None,
-            )
-        except KeyboardInterrupt:
-            interrupted = True
-        finally:
-            if bar is not None:
-                bar.close()  # before anything else is printed: the bar is not drawn again after the summary
-    with SigintHeld(reraise=False, message="Ctrl-C: still evaluating and saving the run; it ends once the checkpoint is written"):
+    held = SignalsHeld(reraise=False, message="still evaluating and saving the run; it ends once the checkpoint is written")
+    with held:  # from here to the end a signal waits (it stops the run all the same)
+        if remaining > 0:
+            try:
+                with held.released():  # while PPO learns, a signal stops it where it is
+                    model.learn(
+                        remaining,
+                        callback=CallbackList([*callbacks, bar] if bar is not None else callbacks),
+                        tb_log_name=config.name,
+                        reset_num_timesteps=meta is None,
+                    )
+            except KeyboardInterrupt:
+                interrupted = True
+            finally:
+                if bar is not None:
+                    bar.close()  # before anything else is printed: the bar is not drawn again after the summary
         if interrupted:
-            print(f"\ninterrupted at {model.num_timesteps} steps; saving")
+            print(f"\ninterrupted ({signal_label(stop_signal())}) at {model.num_timesteps} steps; saving", flush=True)
         wall = time.time() - started
         last = callback.history[-1] if callback.history else {}
         if last.get("timesteps") == model.num_timesteps and "table_own_regret_pp" in last:
@@ -368,11 +343,13 @@ def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
         if remaining > 0 and last.get("timesteps") != model.num_timesteps:
             log_figures(model.logger, final, model.num_timesteps)  # the run's last point in TensorBoard
         base = save_run(model, config, final, callback.history, self_play)
-    env.close()
-    summary = {"final": final, "history": callback.history, "checkpoint": str(base), "interrupted": interrupted}
-    print_results(config, summary)
-    if interrupted:
-        print(f"continue with: {continue_command(config)}")
+        env.close()
+        interrupted = interrupted or held.caught is not None
+        summary = {"final": final, "history": callback.history, "checkpoint": str(base), "interrupted": interrupted}
+        print_results(config, summary)
+        if interrupted:
+            print(f"continue with: {continue_command(config)}", flush=True)
+    summary["interrupted"] = interrupted or held.caught is not None
     return summary
 
 

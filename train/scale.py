@@ -14,12 +14,14 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
+from core.cli import interrupt, stop_signals_installed, stop_signals_raise
 from train.presets import PRESETS, Preset
 
 INSTALL = 'pip install -e ".[scale]"'
@@ -96,6 +98,18 @@ def start_ray(address: str | None, num_cpus: int | None, cpus_per_trial: int) ->
                 # Ray takes the cluster's token (~/.ray/auth_token) by itself only for "auto"
                 hint = f"; a cluster with token authentication (Ray's default) also needs {AUTH_MODE}=token"
             raise ScaleError(f"{where}: cannot start or reach it ({first_line(e)}){hint}") from None
+        except SystemExit as e:
+            # ray.init puts in its own SIGTERM handler, which exits with the signal's number:
+            # stop what it started and unwind as our SIGTERM does
+            ray.shutdown()
+            if e.code == signal.SIGTERM and stop_signals_installed():
+                stop_signals_raise()
+                interrupt(signal.SIGTERM)
+            raise
+        except BaseException:  # a Ctrl-C while Ray starts: stop what it started
+            ray.shutdown()
+            raise
+        stop_signals_raise()  # ours again (the program's, if it installed them), instead of Ray's
     stop = ray.shutdown if started else (lambda: None)
     cpus = int(ray.cluster_resources().get("CPU", 0))
     if cpus < cpus_per_trial:

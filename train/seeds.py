@@ -10,11 +10,18 @@ once exactly optimal, the steps and seconds to the optimum, each as median,
 interquartile mean (IQM) with a bootstrap 95% CI, and worst; then every seed's
 figures.  The same goes to ``study.json`` under ``--out``, with a plot of each
 run's gap and of the spread (``study.png``).  Bad input is one ``error:`` line
-and exit code 2; a run that fails is one line each and exit code 1."""
+and exit code 2; a run that fails is one line each and exit code 1.
+
+``study.json`` and ``study.png`` are written atomically (``core.files``), never
+through a link or onto a device, and replace the files of an earlier study only
+with ``--overwrite`` (checked before any run starts).  Ctrl-C or SIGTERM stops
+the study in one line, exit status 130 (143 for SIGTERM): the finished runs, and
+each other run's last checkpoint, stay in ``--out``."""
 
 from __future__ import annotations
 
 import argparse
+import io
 import shlex
 import sys
 import textwrap
@@ -22,7 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from core.cli import run_quietly
+from core.cli import run_quietly, signal_label, stop_signal, stop_signals_raise, stop_status
+from core.files import FileRefused, check_output, write_output
 from train.presets import PRESETS
 from train.scale import (
     ScaleError,
@@ -76,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", type=parse_seeds, default=parse_seeds("0-9"),
                         help="seeds to train, e.g. 0-9 or 0-4,7 (default 0-9)")
     add_run_options(parser, "runs/PRESET-study")
-    parser.add_argument("--overwrite", action="store_true", help="replace runs of these seeds already in --out")
+    parser.add_argument("--overwrite", action="store_true", help="replace runs of these seeds, and the study's "
+                        "study.json and study.png, already in --out")
     return parser
 
 
@@ -104,17 +113,32 @@ def main(argv: list[str] | None = None) -> int:
                 if existing:
                     raise ScaleError(f"{existing[0]} already exists (seed {seed} was trained there); "
                                      "pass --overwrite to train it again, or choose another --out")
+        check_outputs(out, args.overwrite)
+        stop_signals_raise()  # from here on a signal unwinds: Ray is stopped, the runs keep their checkpoints
         stop = start_ray(args.address, args.num_cpus, args.cpus_per_trial)
     except ScaleError as e:
         return print_error(str(e))
     try:
         return study(args, out, names, "python -m train seeds " + shlex.join(argv))
     except KeyboardInterrupt:
-        print(f"\ninterrupted: the finished runs, and each other run's last checkpoint, are in {out}",
-              file=sys.stderr)
-        return 1
+        print(f"\ninterrupted ({signal_label(stop_signal())}): the finished runs, and each other run's last "
+              f"checkpoint, are in {out}", file=sys.stderr)
+        return stop_status()
     finally:
         stop()
+
+
+OUTPUTS = {"study.json": "study summary", "study.png": "plot"}  # file in --out: what it is
+
+
+def check_outputs(out: Path, overwrite: bool) -> None:
+    """Refuse, before any run starts, a study file of ``out`` that would be written through a
+    link or onto a device, or that exists without ``--overwrite``."""
+    for file, what in OUTPUTS.items():
+        try:
+            check_output(out / file, overwrite, what, "--overwrite")
+        except FileRefused as e:
+            raise ScaleError(str(e)) from None
 
 
 def study(args: argparse.Namespace, out: Path, names: dict[int, str], command: str) -> int:
@@ -137,17 +161,21 @@ def study(args: argparse.Namespace, out: Path, names: dict[int, str], command: s
     started = time.time()
     runs: list[dict[str, Any]] = []
     failed = 0
-    while pending:
-        [ready], _ = ray.wait(list(pending), num_returns=1)
-        seed = pending.pop(ready)
-        try:
-            run = ray.get(ready)
-        except ray.exceptions.RayError as e:
-            failed += 1
-            print(f"  seed {seed}: failed: {first_line(getattr(e, 'cause', None) or e)}", flush=True)
-            continue
-        runs.append(run)
-        print(f"  {describe(run)}  ({len(runs) + failed} of {len(names)} done)", flush=True)
+    try:
+        while pending:
+            [ready], _ = ray.wait(list(pending), num_returns=1)
+            seed = pending.pop(ready)
+            try:
+                run = ray.get(ready)
+            except ray.exceptions.RayError as e:
+                failed += 1
+                print(f"  seed {seed}: failed: {first_line(getattr(e, 'cause', None) or e)}", flush=True)
+                continue
+            runs.append(run)
+            print(f"  {describe(run)}  ({len(runs) + failed} of {len(names)} done)", flush=True)
+    except KeyboardInterrupt:
+        stop_runs(list(pending))
+        raise
     wall = time.time() - started
     runs.sort(key=lambda r: r["seed"])
     if not runs:
@@ -157,8 +185,27 @@ def study(args: argparse.Namespace, out: Path, names: dict[int, str], command: s
     print()
     for line in format_study(result):
         print(line)
-    write_outputs(out, result)
+    try:
+        write_outputs(out, result, args.overwrite)
+    except FileRefused as e:
+        return print_error(str(e))
     return 1 if failed else 0
+
+
+STOP_WAIT = 120  # seconds the runs get to save once the study is interrupted
+
+
+def stop_runs(refs: list, wait: float = STOP_WAIT) -> None:
+    """Stop the study's runs as Ctrl-C stops ``python -m train``: each running one is
+    interrupted (``ray.cancel``: a ``KeyboardInterrupt`` in its worker), saves its
+    checkpoint and releases its lock; the ones not started are dropped.  Waits up to
+    ``wait`` seconds for them (a further signal stops waiting)."""
+    import ray
+
+    for ref in refs:
+        ray.cancel(ref, force=False)
+    if refs:
+        ray.wait(refs, num_returns=len(refs), timeout=wait)
 
 
 def plural(count: int, noun: str) -> str:
@@ -228,22 +275,27 @@ def format_study(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def write_outputs(out: Path, result: dict[str, Any]) -> None:
-    """``study.json`` (atomically) and the plot of the runs' gap against time."""
-    from agents.ppo_agent import json_bytes, write_atomic
+def write_outputs(out: Path, result: dict[str, Any], overwrite: bool = False) -> None:
+    """``study.json`` and the plot of the runs' gap against time (``core.files.write_output``:
+    atomic; an existing file only with ``overwrite``; never a link or a device, else
+    ``FileRefused``, one line)."""
+    from agents.ppo_agent import json_bytes
 
-    write_atomic(out / "study.json", json_bytes(result))
+    write_output(out / "study.json", json_bytes(result), overwrite, OUTPUTS["study.json"], "--overwrite")
     print(f"\nwrote {out / 'study.json'}")
     try:
-        print(f"wrote {plot_study(out, result)}")
+        image = plot_study(out, result)
     except ImportError:
         print("no plot: matplotlib is not installed (pip install -e \".[scale]\")")
+        return
     except (OSError, ValueError) as e:  # e.g. a run's metadata on another machine's disk (no shared storage)
         print(f"no plot: {first_line(e)}")
+        return
+    print(f"wrote {write_output(out / 'study.png', image, overwrite, OUTPUTS['study.png'], '--overwrite')}")
 
 
-def plot_study(out: Path, result: dict[str, Any]) -> Path:
-    """``OUT/study.png``: left, each seed's exact gap (mean over seats) against steps,
+def plot_study(out: Path, result: dict[str, Any]) -> bytes:
+    """The PNG of ``OUT/study.png``: left, each seed's exact gap (mean over seats) against steps,
     from its evaluation history (``train.plot.read_history``); right, each seed's
     steps to the optimum (or gap at the end, for runs that do not look for it) with
     the median and the IQM."""
@@ -286,12 +338,12 @@ def plot_study(out: Path, result: dict[str, Any]) -> Path:
     spread.set_title(f"{len(values) - missing} of {len(values)} seeds reached the exact optimum" if scale > 1 else "gap at the end")
     spread.legend(fontsize="small")
     fig.tight_layout()
-    path = out / "study.png"
+    image = io.BytesIO()
     try:
-        fig.savefig(path, dpi=110)
+        fig.savefig(image, format="png", dpi=110)
     finally:
         plt.close(fig)
-    return path
+    return image.getvalue()
 
 
 if __name__ == "__main__":

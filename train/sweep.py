@@ -18,12 +18,19 @@ The study lives in Optuna's storage (``--storage``; an SQLite file under
 failed and run again).  A new study starts with the preset's own settings, so
 the sweep says whether it beat the preset.  At the end it prints the trials,
 the best settings as an entry to paste into its game's ``presets.py``, and writes
-``OUT/sweep.json``.  Bad input is one ``error:`` line and exit code 2."""
+``OUT/sweep.json``.  Bad input is one ``error:`` line and exit code 2.
+
+``OUT/sweep.json`` keeps the records of the study's trials as they end; it is
+read through ``core.files.load_json`` (a regular file, bounded) and written
+atomically, never through a link or onto a device.  A new study replaces the
+``sweep.json`` of another one only with ``--overwrite``; a bad one is one
+``error:`` line.  Ctrl-C or SIGTERM stops the sweep in one line, exit status 130
+(143 for SIGTERM): the trials it finished are recorded, and running the same
+command again continues the study."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import sys
@@ -33,7 +40,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from core.cli import run_quietly
+from core.cli import run_quietly, signal_label, stop_signal, stop_signals_raise, stop_status
+from core.files import FileRefused, check_output, load_json, write_output
 from train.presets import PRESETS, Choice, Preset, preset_source, setting, with_settings
 from train.scale import (
     ScaleError,
@@ -78,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=_whole(0, MAX_SEED), default=0, help="seed of every trial's run (default 0)")
     parser.add_argument("--sampler-seed", type=_whole(0, MAX_SEED), default=0,
                         help="seed of Optuna's TPE sampler (default 0)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace OUT/sweep.json (another study's, or one that cannot be read) instead of "
+                             "refusing it; the study's records are then rebuilt from --storage")
     return parser
 
 
@@ -173,12 +184,18 @@ def main(argv: list[str] | None = None) -> int:
             raise ScaleError(f"preset {preset.name} declares no search space (Preset.search in its game's presets.py)")
         require_ray()
         check_folder(out)
+        records = {} if args.overwrite else load_records(out, study_name)
+        check_records_file(out)
+        stop_signals_raise()  # from here on a signal unwinds: the storage and Ray are left in order
         study = open_study(storage, study_name, args.sampler_seed)
         new = not study.get_trials(deepcopy=False)
         trials = out / "trials"
         if new and trials.is_dir() and any(trials.iterdir()):
             raise ScaleError(f"{trials} holds trials of another study (not in --storage {storage}); "
                              "choose another --out, or the --storage and --study-name of that study")
+        if new and records:
+            raise ScaleError(f"{out / SWEEP_FILE} holds the trials of another study (not in --storage {storage}); "
+                             "give --overwrite to replace it, or choose another --out")
         done = settle(study, preset)
         remaining = args.trials - done
         stop = start_ray(args.address, args.num_cpus, args.cpus_per_trial) if remaining > 0 else (lambda: None)
@@ -189,28 +206,36 @@ def main(argv: list[str] | None = None) -> int:
         if remaining > 0:
             print(f"sweep {preset.name}: {remaining} trial{'s' if remaining > 1 else ''} to run "
                   f"({done} of {args.trials} done); output in {out}", flush=True)
-            session = run_trials(preset, args, out, storage, study_name, remaining)
+            session = run_trials(preset, args, out, storage, study_name, remaining, records)
         else:
             print(f"sweep {preset.name}: {done} trials done, --trials {args.trials}: nothing to run "
                   "(raise --trials for more)")
+    except KeyboardInterrupt:
+        print(f"\ninterrupted ({signal_label(stop_signal())}): the trials that ended are recorded in "
+              f"{out / SWEEP_FILE}; run the same command again to continue the study", file=sys.stderr)
+        return stop_status()
     finally:
         stop()
     study = open_study(storage, study_name, args.sampler_seed)
-    result = summarize(preset, args, study, load_records(out), storage=storage,
+    result = summarize(preset, args, study, records, storage=storage,
                        command="python -m train sweep " + shlex.join(argv))
     print()
     for line in format_sweep(result, session):
         print(line)
-    from agents.ppo_agent import json_bytes, write_atomic
+    from agents.ppo_agent import json_bytes
 
-    write_atomic(out / "sweep.json", json_bytes(result))
-    print(f"\nwrote {out / 'sweep.json'}")
+    try:  # the study's own file from here on (checked above): replaced, but never through a link
+        write_output(out / SWEEP_FILE, json_bytes(result), True, "sweep summary", "--overwrite")
+    except FileRefused as e:
+        return print_error(str(e))
+    print(f"\nwrote {out / SWEEP_FILE}")
     return 1 if session["errors"] else 0
 
 
 def run_trials(preset: Preset, args: argparse.Namespace, out: Path, storage: str, study_name: str,
-               count: int) -> dict[str, Any]:
-    """Run ``count`` trials with Tune; record each one's last report in ``OUT/sweep.json``."""
+               count: int, records: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """Run ``count`` trials with Tune; record each one's last report in ``records`` and
+    ``OUT/sweep.json``."""
     from ray import tune
     from ray.tune.schedulers import ASHAScheduler
     from ray.tune.search.optuna import OptunaSearch
@@ -220,6 +245,7 @@ def run_trials(preset: Preset, args: argparse.Namespace, out: Path, storage: str
     import optuna
 
     os.environ["RAY_AIR_NEW_OUTPUT"] = "0"  # Tune's older console output, which verbose=0 silences
+    os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"  # Ctrl-C stops the sweep (main), not only Tune's loop
     budget = args.timesteps or preset.timesteps
     every = args.eval_every or preset.eval_every
     rdb = optuna.storages.RDBStorage(storage)
@@ -234,8 +260,6 @@ def run_trials(preset: Preset, args: argparse.Namespace, out: Path, storage: str
                               grace_period=min(GRACE_EVALUATIONS * every, budget), reduction_factor=REDUCTION_FACTOR)
     trainable = tune.with_resources(tune.with_parameters(_trial, base=preset, args=args, root=str(out.resolve())),
                                     {"cpu": args.cpus_per_trial})
-    records = load_records(out)
-
     class Progress(tune.Callback):
         """A line per trial as it ends, and its record kept at once (an interrupted
         sweep keeps the records of the trials it finished)."""
@@ -250,7 +274,7 @@ def run_trials(preset: Preset, args: argparse.Namespace, out: Path, storage: str
             record = trial_record(preset, out, trial.config, trial.last_result, error)
             if record is not None:
                 records[record["trial"]] = record
-                save_records(out, records)
+                save_records(out, records, study_name)
                 print(f"  {describe(record)}", flush=True)
 
     started = time.time()
@@ -266,7 +290,7 @@ def run_trials(preset: Preset, args: argparse.Namespace, out: Path, storage: str
             record = trial_record(preset, out, result.config, result.metrics, result.error)
             if record is not None:
                 records[record["trial"]] = record
-    save_records(out, records)
+    save_records(out, records, study_name)
     errors = sum(result.error is not None for result in results)
     return {"ran": len(results), "errors": errors, "seconds": round(time.time() - started, 1)}
 
@@ -296,20 +320,50 @@ def describe(record: dict[str, Any]) -> str:
     return text + (f" ({record['error']})" if "error" in record else "")
 
 
-def load_records(out: Path) -> dict[int, dict[str, Any]]:
-    """The trial records of earlier sessions (``OUT/sweep.json``), by trial number."""
+SWEEP_FILE = "sweep.json"
+MAX_SWEEP_BYTES = 64 * 1024 * 1024  # the records of MAX_TRIALS trials fit in far less
+
+
+def check_records_file(out: Path) -> None:
+    """Refuse ``OUT/sweep.json`` if it is a link, a device or anything but a regular file
+    (it is replaced as the sweep goes)."""
     try:
-        saved = json.loads((out / "sweep.json").read_text())
-        return {int(r["trial"]): r for r in saved["trials"]}
-    except (OSError, ValueError, KeyError, TypeError):
+        check_output(out / SWEEP_FILE, True, "sweep summary", "--overwrite")
+    except FileRefused as e:
+        raise ScaleError(str(e)) from None
+
+
+def load_records(out: Path, study_name: str | None = None) -> dict[int, dict[str, Any]]:
+    """The trial records of earlier sessions (``OUT/sweep.json``), by trial number; none if
+    there is no such file.  A file that is not a regular file, not JSON, too large or too
+    deep, not a sweep's records, or those of another study (``study_name``) is a
+    ``ScaleError`` (one line)."""
+    path = out / SWEEP_FILE
+    if not os.path.lexists(path):
         return {}
+    check_records_file(out)
+    try:
+        saved = load_json(path, "sweep summary", MAX_SWEEP_BYTES)
+    except FileRefused as e:
+        raise ScaleError(f"{e}; give --overwrite to replace it") from None
+    trials = saved.get("trials") if isinstance(saved, dict) else None
+    if not isinstance(trials, list) or not all(
+            isinstance(r, dict) and type(r.get("trial")) is int and 0 <= r["trial"] <= MAX_TRIALS for r in trials):
+        raise ScaleError(f"{path}: not a sweep's summary (\"trials\": a list of trial records with their "
+                         "numbers); give --overwrite to replace it, or choose another --out")
+    if study_name is not None and saved.get("study", study_name) != study_name:
+        raise ScaleError(f"{path} holds the trials of study {str(saved['study'])[:60]!r}, not {study_name!r}; "
+                         "give --overwrite to replace it, or choose another --out")
+    return {r["trial"]: r for r in trials}
 
 
-def save_records(out: Path, records: dict[int, dict[str, Any]]) -> None:
-    """Keep the trial records at once (the summary rewrites the file with them)."""
-    from agents.ppo_agent import json_bytes, write_atomic
+def save_records(out: Path, records: dict[int, dict[str, Any]], study_name: str) -> None:
+    """Keep the trial records at once (the summary rewrites the file with them): atomically,
+    never through a link or onto a device (``FileRefused``)."""
+    from agents.ppo_agent import json_bytes
 
-    write_atomic(out / "sweep.json", json_bytes({"trials": [records[k] for k in sorted(records)]}))
+    write_output(out / SWEEP_FILE, json_bytes({"study": study_name, "trials": [records[k] for k in sorted(records)]}),
+                 True, "sweep summary", "--overwrite")
 
 
 def summarize(preset: Preset, args: argparse.Namespace, study, records: dict[int, dict[str, Any]], *,
