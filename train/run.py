@@ -330,7 +330,7 @@ def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
                 if bar is not None:
                     bar.close()  # before anything else is printed: the bar is not drawn again after the summary
         if interrupted:
-            print(f"\ninterrupted ({signal_label(stop_signal())}) at {model.num_timesteps} steps; saving", flush=True)
+            print(f"\ninterrupted at {model.num_timesteps} steps ({signal_label(stop_signal())}); saving", flush=True)
         wall = time.time() - started
         last = callback.history[-1] if callback.history else {}
         if last.get("timesteps") == model.num_timesteps and "table_own_regret_pp" in last:
