@@ -408,7 +408,7 @@ def test_ctrl_c_prints_a_complete_continue_command_and_a_second_one_does_not_los
     first = ["ppo-420", "--timesteps", "8192", "--n-envs", "32", "--eval-every", "100000", "--seed", "3",
              "--logdir", str(tmp_path / "tb"), "--checkpoint-dir", str(tmp_path / "ck"), "--name", "cut", "--no-progress-bar"]
     try:
-        assert train_main(first) == 0
+        assert train_main(first) == 130
     except KeyboardInterrupt:
         pytest.fail("the second Ctrl-C interrupted the save")
     captured = capsys.readouterr()
