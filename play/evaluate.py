@@ -22,6 +22,8 @@ errors.  What a game does not offer is said in one line.
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Optional, Sequence, TextIO
 
 import numpy as np
@@ -69,18 +71,46 @@ def evaluate(spec: GameSpec, rows: Sequence[tuple[str, object]], exact: bool, n_
     tables = [[(name, agent), *(opponents if opponents is not None else [(name, agent)] * (players - 1))]
               for name, agent in rows]
     if exact:
-        print_exact_tables(spec, tables, out, options)
+        print_exact_tables(spec, tables, out, options, err)
     else:
         print_simulated_tables(spec, tables, n_games, seed, out, err, options)
 
 
 # --- two players ------------------------------------------------------------------------
+class Heartbeat:
+    """While an exact computation runs, a line on ``err`` every ``every`` seconds saying
+    what is computed and for how long (exact tables of 3 or more players take minutes).
+    A context manager; a daemon thread, stopped on exit."""
+
+    def __init__(self, err: Optional[TextIO], what: str, every: float = 10.0):
+        self.err, self.what, self.every = err, what, every
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def __enter__(self) -> "Heartbeat":
+        if self.err is not None:
+            self.start = time.monotonic()
+            self._thread = threading.Thread(target=self._beat, daemon=True)
+            self._thread.start()
+        return self
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.every):
+            print(f"  ... {self.what}: {time.monotonic() - self.start:.0f} s so far", file=self.err, flush=True)
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
 def _exact_two(spec: GameSpec, rows, n_games, seed, out: TextIO, err, options: dict) -> None:
     own = _own(spec)
     if own is not None and hasattr(own, "two_player_lines"):
         try:
-            for line in own.two_player_lines(rows, **options):
-                print(line, file=out, flush=True)
+            with Heartbeat(err, "exact evaluation"):
+                for line in own.two_player_lines(rows, **options):
+                    print(line, file=out, flush=True)
         except ValueError as e:
             raise UsageError(str(e).splitlines()[0]) from None
         return
@@ -153,8 +183,9 @@ def format_table(spec: GameSpec, labels: Sequence[str], figures: Sequence[tuple[
 
 
 def print_exact_tables(spec: GameSpec, tables: Sequence[Sequence[tuple[str, object]]], out: TextIO,
-                       options: dict) -> None:
-    """Each table's exact per-seat figures (``table_figures`` of the game's evaluations)."""
+                       options: dict, err: Optional[TextIO] = None, every: float = 10.0) -> None:
+    """Each table's exact per-seat figures (``table_figures`` of the game's evaluations);
+    while one is computed, a line on ``err`` every ``every`` seconds (:class:`Heartbeat`)."""
     players = len(tables[0]) if tables else 2
     own = _own(spec)
     if own is None or not hasattr(own, "table_figures"):
@@ -168,7 +199,8 @@ def print_exact_tables(spec: GameSpec, tables: Sequence[Sequence[tuple[str, obje
     for table in tables:
         labels = [name for name, _ in table]
         try:
-            figures = own.table_figures(list(table), memo, **options)
+            with Heartbeat(err, f"exact evaluation of the table of {labels[0]} ({len(table)} players)", every):
+                figures = own.table_figures(list(table), memo, **options)
         except ValueError as e:  # e.g. an agent that looks at other hands, or weight on illegal moves
             message = str(e).splitlines()[0]
             if len(tables) == 1:

@@ -274,3 +274,35 @@ def test_an_agent_not_declared_own_hand_is_asked_at_every_table_or_refused():
     with pytest.raises(ValueError, match="probe-only is not known to play from its own hand alone.*out of reach") as e:
         R.seat_figures([agent] + [make_agent("420", "optimal")] * 3)
     assert "\n" not in str(e.value)
+
+
+def test_a_table_too_large_is_refused_before_any_round_is_solved(monkeypatch):
+    """evaluate 420 --players 8 --exact solved rounds for minutes before its largest round
+    was refused: the size of every seat's largest round is checked first."""
+    def no_work(*args, **kwargs):
+        raise AssertionError("a round was solved before the size check")
+
+    monkeypatch.setattr(R, "solve_round", no_work)
+    monkeypatch.setattr(R, "not_losing", no_work)
+    optimal = make_agent("420", "optimal")
+    for n in (7, 8):
+        with pytest.raises(ValueError, match=r"needs [\d,]+ states .* more than this module builds"):
+            R.table_figures(n, [optimal] * n)
+        with pytest.raises(ValueError, match="more than this module builds"):
+            R.best_reply(n, [R.own_hand_table(optimal, n)] * n, 0)
+
+
+def test_a_long_exact_evaluation_says_it_is_still_working():
+    """While a table's exact figures are computed, a line on stderr every few seconds
+    (here every 0.02 s, around a computation of 0.2 s); none once it is done."""
+    import time
+
+    err = io.StringIO()
+    with front_end.Heartbeat(err, "exact evaluation of the table of x (5 players)", every=0.02):
+        time.sleep(0.2)
+    lines = err.getvalue().splitlines()
+    assert len(lines) >= 3
+    assert all(line.startswith("  ... exact evaluation of the table of x (5 players): ") and line.endswith(" s so far")
+               for line in lines)
+    time.sleep(0.1)
+    assert err.getvalue().splitlines() == lines

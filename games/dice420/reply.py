@@ -363,6 +363,15 @@ def _groups(rows: np.ndarray) -> tuple[np.ndarray, list[int]]:
     return group, reps
 
 
+def check_size(groups: int, ks: Sequence[int]) -> None:
+    """``ValueError`` (one line) if a round of ``groups`` own-hand groups against opponents of
+    ``ks`` classes needs more than ``MAX_STATES`` states."""
+    states = groups * int(np.prod(ks))
+    if states > MAX_STATES:
+        raise ValueError(f"the best reply at this table needs {states:,} states "
+                         f"({' x '.join(map(str, (groups, *ks)))}), more than this module builds ({MAX_STATES:,})")
+
+
 def solve_round(opponents: Sequence[Opponent], payoffs: Sequence[float], position: int,
                 policy: np.ndarray | None = None, keeps: np.ndarray | None = None,
                 tol: float = DEFAULT_TOL) -> tuple[np.ndarray, float, int]:
@@ -388,10 +397,7 @@ def solve_round(opponents: Sequence[Opponent], payoffs: Sequence[float], positio
         group, reps = _groups(np.concatenate([keeps.reshape(N_HANDS, -1), solver420.LEGAL], axis=1))
     else:
         group, reps = _groups(solver420.LEGAL if policy is None else policy)
-    states = len(reps) * int(np.prod(ks))
-    if states > MAX_STATES:
-        raise ValueError(f"the best reply at this table needs {states:,} states "
-                         f"({' x '.join(map(str, (len(reps), *ks)))}), more than this module builds ({MAX_STATES:,})")
+    check_size(len(reps), ks)
     live = np.flatnonzero(~solver420.WIN)
     member = np.zeros((N_HANDS, len(reps)))
     member[live, group[live]] = 1.0
@@ -484,6 +490,8 @@ def solve_seat(n_players: int, policies: Sequence[np.ndarray | None], seat: int,
     :func:`not_losing`).  ``keeps(remaining, leader)``, if given, is a keep table
     by state for each round (see :func:`solve_round`) that the seat follows."""
     lumped = {s: lump(policies[s], s) for s in range(n_players) if s != seat}
+    if keeps is None:  # the round of the whole table is the largest, and solved last: refuse it first
+        check_size(len(_groups(solver420.LEGAL if policy is None else policy)[1]), [o.size for o in lumped.values()])
 
     def solve(remaining, leader, position, clockwise, payoffs):
         opponents = tuple(lumped[s] for s in clockwise)
@@ -737,6 +745,8 @@ def table_figures(n_players: int, seats: Sequence, tol: float = DEFAULT_TOL) -> 
         return [SeatFigures(s, solve_seat_joint(n_players, seats, s, own=True, tol=tol, cache=cache).value,
                             solve_seat_joint(n_players, seats, s, tol=tol, cache=cache).value)
                 for s in range(n_players)]
+    for seat in range(n_players):  # the largest round of each seat's best reply, before any work
+        check_size(len(_groups(solver420.LEGAL)[1]), [lump(p, s).size for s, p in enumerate(policies) if s != seat])
     values = not_losing(n_players, policies)
     return [SeatFigures(s, float(values[s]), best_reply(n_players, policies, s, tol).value)
             for s in range(n_players)]
