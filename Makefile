@@ -4,10 +4,11 @@
 #   make test    the same install, then the tests
 # Both are idempotent: the install reruns only when pyproject.toml changes.
 # Other targets: make retrain (train again, replacing the run), make install, make clean-venv,
+# make docs (the documentation site into site/, mkdocs build --strict; adds the docs extra),
 # make mutants MUTATE=module (mutation testing by hand).
 # VENV=path picks another environment (CI uses .ci-venv); ARGS=... passes options on;
 # EXTRAS=... picks the optional dependencies installed (default dev,web; CI adds scale, for
-# python -m train seeds / sweep on Ray).
+# python -m train seeds / sweep on Ray, and docs).
 
 VENV ?= .venv
 PYTHON ?= python3
@@ -15,20 +16,34 @@ PY := $(VENV)/bin/python
 EXTRAS ?= dev,web
 comma := ,
 # one stamp per set of extras, so that asking for more extras installs them
-STAMP := $(VENV)/.installed$(if $(subst dev$(comma)web,,$(EXTRAS)),-$(subst $(comma),-,$(EXTRAS)))
+stamp = $(VENV)/.installed$(if $(subst dev$(comma)web,,$(1)),-$(subst $(comma),-,$(1)))
+STAMP := $(call stamp,$(EXTRAS))
+# make docs needs the docs extra: EXTRAS, plus docs unless it is there already
+DOCS_EXTRAS := $(if $(filter docs,$(subst $(comma), ,$(EXTRAS))),$(EXTRAS),$(EXTRAS)$(comma)docs)
+DOCS_STAMP := $(call stamp,$(DOCS_EXTRAS))
 RUN := checkpoints/ppo-420-seed0
 # torch 2.13.0's CPU wheel: on disk on the project's machines, else PyTorch's CPU index.
 TORCH_SOURCE := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: install train retrain test mutants clean-venv
+.PHONY: install train retrain test docs mutants clean-venv
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# $(call install,EXTRAS): create the venv if missing, install the project with those extras
+define install
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet $(TORCH_SOURCE) -e ".[$(EXTRAS)]"
+	$(PY) -m pip install --quiet $(TORCH_SOURCE) -e ".[$(1)]"
 	$(PY) -c "import torch; print('installed; torch', torch.__version__)"
 	touch $@
+endef
+
+$(STAMP): pyproject.toml
+	$(call install,$(EXTRAS))
+
+ifneq ($(DOCS_STAMP),$(STAMP))
+$(DOCS_STAMP): pyproject.toml
+	$(call install,$(DOCS_EXTRAS))
+endif
 
 train: $(RUN).json
 	@echo "trained: $(RUN).pt/.json (make retrain trains it again)"
@@ -41,6 +56,11 @@ retrain: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest $(ARGS)
+
+# The documentation site (mkdocs.yml, docs/) into site/; --strict turns every warning (a broken
+# link, a page missing from the nav, a docstring griffe cannot read) into a failure.
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 # Mutation testing, by hand (not in CI): make mutants MUTATE=games.dice420.game (or games.dice421.game,
 # games.dice420.solver, games.dice421.solver, games.dice420.vec, games.dice421.vec); configured in setup.cfg.
