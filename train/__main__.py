@@ -93,6 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="torch threads for the network (default: the preset's; with --resume, the saved "
                              "run's); a run repeats exactly with the same seed and the same count")
     parser.add_argument("--no-progress-bar", action="store_true", help="hide the progress bar")
+    from core import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s (dice-arena) {__version__}",
+                        help="print the version of dice-arena and exit")
     return parser
 
 
