@@ -333,7 +333,7 @@ def test_ctrl_c_closes_the_progress_bar_before_the_summary(tmp_path, capsys, mon
         return real(self)
 
     monkeypatch.setattr(run.ExactEvalCallback, "_on_step", ctrl_c_at_4096)
-    assert train_main(_train_argv(tmp_path, "--timesteps", "100000")) == 0
+    assert train_main(_train_argv(tmp_path, "--timesteps", "100000")) == 130
     lines = capsys.readouterr().out.splitlines()
     bars = [i for i, line in enumerate(lines) if re.search(r"\d%.*[\d,]+/[\d,]+", line)]
     interrupted = next(i for i, line in enumerate(lines) if line.startswith("interrupted at"))
@@ -369,15 +369,15 @@ def test_plot_draws_both_shipped_runs_and_never_overwrites_by_default(tmp_path, 
     assert plot.main(both) == 0 and (tmp_path / "gap-vs-time.png").exists()
     capsys.readouterr()
     assert plot.main(both) == 2
-    assert "exists; pass --force" in _one_error_line(capsys.readouterr().err)
+    assert "already exists; give --force" in _one_error_line(capsys.readouterr().err)
     assert plot.main([*both, "--force"]) == 0
     assert (docs_png.stat().st_mtime_ns if docs_png.exists() else None) == before
 
 
 @pytest.mark.parametrize("case,message", [
-    ("missing", "cannot read it"),
+    ("missing", "no such file"),
     ("folder", "is a folder"),
-    ("weights", "not JSON"),
+    ("weights", "not valid JSON"),
     ("no_history", "has no evaluation history"),
     ("no_gap", "no gap_pp"),
 ])

@@ -6,23 +6,29 @@ Every gap a run recorded is drawn, its final evaluation included: a gap per seat
 (``gap_pp_SEAT``, e.g. ``gap_pp_red``) and over the whole game (``gap_pp``),
 whichever the game's solver gives.  Runs of the same name are labelled by file name.
 The picture goes to ``gap-vs-time.png`` in the current folder unless ``--out``
-says otherwise, and an existing file is never replaced without ``--force`` (so
-the shipped ``docs/gap-vs-time.png`` is rewritten only on purpose).
-Bad input (a file that is not a run's metadata, an ``--out`` that cannot be
-written) is one ``error:`` line and exit code 2."""
+says otherwise; it is written atomically, an existing file is never replaced
+without ``--force`` (so the shipped ``docs/gap-vs-time.png`` is rewritten only
+on purpose), and a link, a device, a FIFO or a folder there is never written.
+A run's file is read only if it is a regular file of at most ``MAX_META_BYTES``
+with JSON nested at most ``MAX_META_DEPTH`` deep.  Bad input (a file that is not
+a run's metadata, an ``--out`` that cannot or must not be written) is one
+``error:`` line and exit code 2."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
 from typing import Any
 
+from core.files import FileRefused, check_output, load_json, output_file
+
 DEFAULT_OUT = Path("gap-vs-time.png")
 FLOOR = 1e-6  # where a gap of exactly 0 is drawn on the log scale
 MAX_META_BYTES = 1 << 20  # a run's metadata is small; refuse to read anything bigger
+MAX_META_DEPTH = 16  # and shallow: a few levels of objects and lists
+PROG = "python -m train.plot"
 GAP = "gap_pp"  # the whole game's gap; GAP + "_" + seat: the gap in that seat
 
 
@@ -42,17 +48,12 @@ class PlotError(Exception):
 
 
 def read_history(path: Path) -> tuple[str, str, list[dict[str, Any]], list[str]]:
-    """(run name, game, evaluation history, gap keys) of a run's metadata file."""
+    """(run name, game, evaluation history, gap keys) of a run's metadata file (a regular
+    file of at most ``MAX_META_BYTES``, JSON nested at most ``MAX_META_DEPTH`` deep)."""
     try:
-        if path.is_dir():
-            raise PlotError(f"{path}: is a folder; give a run's metadata file (NAME.json)")
-        if path.stat().st_size > MAX_META_BYTES:
-            raise PlotError(f"{path}: larger than {MAX_META_BYTES:,} bytes, not a run's metadata")
-        meta = json.loads(path.read_text())
-    except OSError as e:
-        raise PlotError(f"{path}: cannot read it ({e.strerror or type(e).__name__})") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise PlotError(f"{path}: not JSON ({str(e)[:80]}); give a run's metadata file (NAME.json)") from None
+        meta = load_json(path, "run's metadata file", MAX_META_BYTES, MAX_META_DEPTH)
+    except FileRefused as e:
+        raise PlotError(f"{e}; give a run's metadata file (NAME.json)") from None
     history = meta.get("eval_history") if isinstance(meta, dict) else None
     if not isinstance(history, list) or not history or not all(isinstance(h, dict) for h in history):
         raise PlotError(f"{path}: has no evaluation history (eval_history); is it a run's NAME.json?")
@@ -87,19 +88,17 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def check_out(out: Path, force: bool) -> None:
-    """Refuse an --out that is a folder, lies in no folder, or exists (unless ``force``)."""
+def check_out(out: Path, force: bool) -> Path:
+    """Refuse an --out that is a folder, a link, a device or a FIFO, lies in no folder, or
+    exists (unless ``force``): :func:`core.files.check_output`."""
     try:
-        if out.is_dir():
-            raise PlotError(f"--out {out}: is a folder; give the name of the PNG file to write")
-        if out.exists() and not force:
-            raise PlotError(f"--out {out}: exists; pass --force to replace it, or choose another --out")
-    except OSError as e:
-        raise PlotError(f"--out {out}: cannot write there ({e.strerror or type(e).__name__})") from None
+        return check_output(out, force, "PNG file")
+    except FileRefused as e:
+        raise PlotError(f"--out {e}") from None
 
 
 def plot(runs: list[Path], out: Path, force: bool = False) -> Path:
-    """Draw the runs' gaps to ``out``; raises :class:`PlotError`."""
+    """Draw the runs' gaps to ``out`` (written atomically); raises :class:`PlotError`."""
     check_out(out, force)
     series = read_runs(runs)
     import matplotlib
@@ -125,10 +124,10 @@ def plot(runs: list[Path], out: Path, force: bool = False) -> Path:
     ax.legend()
     fig.tight_layout()
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=110)
-    except OSError as e:
-        raise PlotError(f"--out {out}: cannot write it ({e.strerror or type(e).__name__})") from None
+        with output_file(out, force, "PNG file") as f:
+            fig.savefig(f, dpi=110, format="png")
+    except FileRefused as e:
+        raise PlotError(f"--out {e}") from None
     finally:
         plt.close(fig)
     return out
@@ -136,7 +135,7 @@ def plot(runs: list[Path], out: Path, force: bool = False) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m train.plot",
+        prog=PROG,
         description="Plot the exact gap to optimal play against wall-clock seconds from the evaluation history "
         "in training runs' metadata (each seat's gap and the whole game's, as the game's solver gives them).",
     )
@@ -148,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out = plot(args.runs, args.out, args.force)
     except PlotError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     print(f"wrote {out}")
     return 0
