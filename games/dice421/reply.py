@@ -9,7 +9,9 @@ all there is to gain.  Its exact figures are in its metadata.
 
 ``python -m games.dice421.reply`` builds it for a pot (pot 15 takes about a minute and
 a half; its exact figures at every table of it with two of the heuristic bots take
-minutes more) and writes one ``.npz`` file, read back without pickle:
+minutes more) and writes one ``.npz`` file (and its metadata as ``.json`` beside it;
+each atomically, an existing one replaced only with ``--force``, never through a
+link or to a device), read back without pickle and only from a regular file:
 
 =========  ===================  =====================================================
 key        shape, dtype         meaning
@@ -37,8 +39,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import stat
 import sys
 import time
 import zipfile
@@ -56,7 +56,7 @@ from games.dice421.solver import DEFAULT_TOL, KEEPS_OF, N_ACTIONS, N_HANDS
 from games.dice421 import codec as codec421
 from games.dice421 import game as g
 from games.dice421.policy import FOLLOWER_LEGAL, LEADER_LEGAL
-from core.files import write_atomic
+from core.files import FileRefused, check_output, parse_json, read_regular, write_atomic, write_output
 
 NAME = "exact3"
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "checkpoints" / f"{NAME}.npz"
@@ -68,6 +68,7 @@ MAX_FILE_BYTES = 16 << 20  # a pot-15 file is about 0.3 MB
 MAX_UNPACKED_BYTES = 64 << 20  # its arrays unpacked: about 7 MB at pot 15
 MAX_ROWS = 1 << 16  # row ids are uint16
 MAX_METADATA_BYTES = 1 << 20  # its JSON: about 6 KB
+MAX_METADATA_DEPTH = 32  # and 4 levels deep
 SHAPES = {  # key -> (dtype, shape with S for the states and R for the rows)
     "pot": (np.int64, ()),
     "lead": (np.uint8, ("S", 2, N_HANDS)),
@@ -161,13 +162,21 @@ def build(pot: int = 15, versus: str = "heuristic", tol: float = DEFAULT_TOL):
     return pack(reply, metadata), reply, opponent
 
 
-def save(tables: ReplyTables, path: Path) -> None:
-    """Write ``path`` (``.npz``) atomically, and its metadata beside it as ``.json`` to read."""
+def save(tables: ReplyTables, path: Path, force: bool | None = None) -> None:
+    """Write ``path`` (``.npz``) atomically, and its metadata beside it as ``.json`` to read.
+    With ``force`` given (``python -m games.dice421.reply``), each is a command's output
+    (:func:`core.files.write_output`): an existing file is replaced only with ``force``, a
+    link, a device or a folder never (``FileRefused``)."""
     path = Path(path)
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **tables.arrays())
-    write_atomic(path, buffer.getvalue())
-    write_atomic(path.with_suffix(".json"), json.dumps(tables.metadata, indent=2) + "\n")
+    files = ((path, buffer.getvalue(), "reply file"),
+             (path.with_suffix(".json"), json.dumps(tables.metadata, indent=2) + "\n", "reply file's metadata"))
+    for target, data, what in files:
+        if force is None:
+            write_atomic(target, data)
+        else:
+            write_output(target, data, force, what)
 
 
 # ---------------------------------------------------------------- loading, with checks
@@ -181,15 +190,11 @@ def load(path: Path) -> ReplyTables:
         raise ReplyFileError(f"{path}: {why}")
 
     try:
-        info = os.stat(path)
-    except OSError as e:
-        refuse(f"cannot read it ({e.strerror or e})")
-    if not stat.S_ISREG(info.st_mode):
-        refuse("not a regular file")
-    if info.st_size > MAX_FILE_BYTES:
-        refuse(f"{info.st_size} bytes, more than a reply file's {MAX_FILE_BYTES}")
+        data = read_regular(path, MAX_FILE_BYTES, "reply file")  # a regular file only, and a small one
+    except FileRefused as e:
+        raise ReplyFileError(str(e)) from None
     try:
-        arrays = _read_arrays(path.read_bytes(), refuse)
+        arrays = _read_arrays(data, refuse)
     except ReplyFileError:
         raise
     except Exception as e:  # a corrupt or hostile archive: bad deflate data, encryption, odd headers, ...
@@ -200,9 +205,9 @@ def load(path: Path) -> ReplyTables:
     if len(arrays["metadata"]) > MAX_METADATA_BYTES:
         refuse(f"metadata holds {len(arrays['metadata'])} bytes, more than {MAX_METADATA_BYTES}")
     try:
-        metadata = json.loads(arrays["metadata"].tobytes().decode())
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError
-        refuse(f"metadata is not JSON ({' '.join(str(e).split())[:100]})")
+        metadata = parse_json(arrays["metadata"].tobytes(), "metadata", MAX_METADATA_DEPTH)
+    except FileRefused as e:
+        refuse(str(e))
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         refuse(f"metadata does not say format {FORMAT!r}")
     if metadata.get("pot") != pot or metadata.get("n_players") != N_PLAYERS:
@@ -396,16 +401,20 @@ def table_figures(reply, names: Sequence[str] = HEURISTICS, pot: int | None = No
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Build a three-player 421 reply file: ``python -m games.dice421.reply [--pot 15]
-    [--versus heuristic] [--out checkpoints/exact3.npz] [--no-figures]``."""
+    [--versus heuristic] [--out checkpoints/exact3.npz] [--force] [--no-figures]``."""
     import argparse
 
     parser = argparse.ArgumentParser(
         prog="python -m games.dice421.reply",
         description="Build the exact best reply to two bots at a three-player 421 table, as a bot "
-                    "(the shipped exact3 is: python -m games.dice421.reply). It writes FILE.npz and FILE.json.")
+                    "(the shipped exact3 is: python -m games.dice421.reply --force). It writes FILE.npz and "
+                    "FILE.json, each atomically; an existing file is replaced only with --force.")
     parser.add_argument("--pot", type=int, default=15, help="tokens in the pot (default: 15)")
     parser.add_argument("--versus", default="heuristic", help="the bot it replies to (default: heuristic)")
-    parser.add_argument("--out", default=str(DEFAULT_PATH), help="the file to write (default: the shipped exact3)")
+    parser.add_argument("--out", default=str(DEFAULT_PATH),
+                        help="the file to write, FILE.npz, and FILE.json beside it (default: the shipped exact3, "
+                        "which exists: give --force to rebuild it)")
+    parser.add_argument("--force", action="store_true", help="replace FILE.npz and FILE.json if they exist")
     parser.add_argument("--no-figures", action="store_true",
                         help="skip its exact figures at the tables with the heuristics (minutes at pot 15)")
     args = parser.parse_args(argv)
@@ -426,32 +435,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error(str(e))
     out = Path(args.out)
     if out.suffix != ".npz":
-        return error(f"--out {out}: a reply file ends in .npz")
-    if not out.parent.is_dir():
-        return error(f"--out {out}: no folder {out.parent}")
-    if out.is_dir():
-        return error(f"--out {out}: is a folder")
+        return error(f"--out {args.out[:60]}: a reply file ends in .npz")
+    try:  # both files can be written (and replaced only with --force) before the minutes of work
+        check_output(out, args.force, "reply file")
+        check_output(out.with_suffix(".json"), args.force, "reply file's metadata")
+    except FileRefused as e:
+        return error(f"--out {e}")
     start = time.perf_counter()
     tables, reply, opponent = build(args.pot, args.versus)
     print(f"the best reply to two {args.versus} bots, pot {args.pot}: P(not losing) {reply.value:.6f}\n"
           f"  ({reply.iterations} policy iterations, {reply.seconds:.0f} s)", flush=True)
     if not args.no_figures:
+        building = out.with_name(f".{out.stem}.building.npz")  # a readable agent for the figures
         try:
-            save(tables, out.with_name(f".{out.stem}.building.npz"))  # a readable agent for the figures
-        except OSError as e:
-            return error(f"--out {out}: cannot write in {out.parent} ({e.strerror or e})")
-        agent = ReplyAgent421(out.with_name(f".{out.stem}.building.npz"), NAME)
-        names = [n for n in HEURISTICS if n != args.versus]
-        known = {args.versus: opponent} if args.versus in HEURISTICS else {}
-        tables.metadata["exact"] = table_figures(agent, [*known, *names], args.pot, known,
-                                                 log=lambda line: print(line, flush=True))
-        for suffix in (".npz", ".json"):
-            out.with_name(f".{out.stem}.building{suffix}").unlink(missing_ok=True)
+            try:
+                save(tables, building)
+            except OSError as e:
+                return error(f"--out {out}: cannot write in {out.parent} ({e.strerror or e})")
+            agent = ReplyAgent421(building, NAME)
+            names = [n for n in HEURISTICS if n != args.versus]
+            known = {args.versus: opponent} if args.versus in HEURISTICS else {}
+            tables.metadata["exact"] = table_figures(agent, [*known, *names], args.pot, known,
+                                                     log=lambda line: print(line, flush=True))
+        finally:
+            for suffix in (".npz", ".json"):
+                building.with_suffix(suffix).unlink(missing_ok=True)
     tables.metadata["seconds"] = round(time.perf_counter() - start, 1)
     try:
-        save(tables, out)
-    except OSError as e:
-        return error(f"--out {out}: cannot write it ({e.strerror or e})")
+        save(tables, out, args.force)
+    except FileRefused as e:
+        return error(f"--out {e}")
     print(f"wrote {out} ({out.stat().st_size:,} bytes)\n  and {out.with_suffix('.json')}, "
           f"in {time.perf_counter() - start:.0f} s")
     return 0
