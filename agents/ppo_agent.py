@@ -14,7 +14,7 @@ Training also writes ``NAME.state`` (optimizer state and counters, for
 ``--resume``; see ``train.checkpoint``); playing never reads it.
 
 Nothing in a checkpoint is trusted: the metadata is read only from a regular
-file of at most ``MAX_JSON_BYTES``; the network it names is built only from
+file of at most ``MAX_JSON_BYTES``, as JSON nested at most ``MAX_JSON_DEPTH`` deep; the network it names is built only from
 allow-listed classes and settings within ``MAX_LAYER_WIDTH`` /
 ``MAX_DEPTH`` / ``MAX_WEIGHTS``; the weights must have exactly the shapes of
 that network and be finite.  Each refusal is one ``CheckpointError`` line
@@ -41,7 +41,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 import games
 from agents.base import BatchedAgent
-from core.files import FileRefused, read_regular
+from core.files import FileRefused, parse_json, read_regular
 from core.files import commit, write_atomic, write_temporary  # noqa: F401 (used by train.checkpoint)
 from core.files import fsync_dir as _fsync_dir  # noqa: F401
 
@@ -50,6 +50,7 @@ FORMAT_VERSION = 1
 ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
 POLICY_KEYS = ("class", "net_arch", "activation", "features_extractor", "features_extractor_kwargs")
 MAX_JSON_BYTES = 1 << 20  # a checkpoint's metadata: far more than any run writes
+MAX_JSON_DEPTH = 32  # and how deeply its JSON may nest (a run's is 4 deep)
 MAX_LAYER_WIDTH = 4096  # units in one hidden layer, or features_dim
 MAX_DEPTH = 8  # hidden layers in the policy or the value network
 MAX_WEIGHTS = 1 << 24  # weights in the hidden layers, all together (64 MB of float32)
@@ -305,9 +306,9 @@ def load_metadata(path: Path) -> dict[str, Any]:
         raise CheckpointError(f"{meta_path} is missing: a checkpoint needs its metadata file next to the weights")
     data = read_regular_file(meta_path, MAX_JSON_BYTES, "checkpoint metadata file")
     try:
-        meta = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
-        raise CheckpointError(f"{meta_path} is not valid JSON ({str(e)[:100]}); the checkpoint is corrupt") from None
+        meta = parse_json(data, str(meta_path), MAX_JSON_DEPTH)
+    except FileRefused as e:
+        raise CheckpointError(f"{e}; the checkpoint is corrupt") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{meta_path} is not a dice-arena policy checkpoint (format {meta.get('format') if isinstance(meta, dict) else None!r})")
     if meta.get("format_version") != FORMAT_VERSION:
