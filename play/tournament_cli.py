@@ -16,14 +16,13 @@ import math
 import secrets
 import shlex
 import sys
-import tempfile
 from pathlib import Path
 from typing import Optional, TextIO
 
 import games
 from core.narrate import wrap
 from core.cli import MAX_GAMES, MAX_SEED, agent_label, option_type, run_quietly, seed_number, whole_number
-from core.files import write_atomic
+from core.files import FileRefused, check_output, write_output
 from play import AgentLoadError, UsageError, check_fit, load_agent, one_torch_thread, progress_printer
 from play.match import seatings
 from play.ratings import FINISH_NOTES, finish_ranking
@@ -73,7 +72,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=_seed, default=None,
                         help=f"seed for every table's dice and bots, 0 to {MAX_SEED} (default: drawn and printed)")
     parser.add_argument("--out", default=None, metavar="FILE.json",
-                        help="write the results as JSON there, and as CSV beside it (FILE.csv)")
+                        help="write the results as JSON there, and as CSV beside it (FILE.csv), each atomically")
+    parser.add_argument("--force", action="store_true", help="replace FILE.json and FILE.csv if they exist")
     seen = set()
     for name in games.names():
         for o in games.get(name).options:
@@ -129,23 +129,20 @@ def _csv_path(path: Path) -> Path:
     return path.with_suffix(".csv")
 
 
-def check_out(text: str) -> Path:
-    """The --out path, refused (one line) if the JSON and the CSV cannot be written there."""
+def check_out(text: str, force: bool = False) -> Path:
+    """The --out path, refused (one line) if the JSON or the CSV cannot or must not be written
+    there (:func:`core.files.check_output`: an existing file without --force; a link, a
+    device, a FIFO or a folder ever)."""
     if not text.strip():
         raise UsageError("--out '': give the name of the JSON file to write")
     path = Path(text)
     if path.suffix.lower() != ".json":
         raise UsageError(f"--out {text[:60]}: give a FILE.json (the CSV goes beside it as FILE.csv)")
     try:
-        for target in (path, _csv_path(path)):
-            if target.is_dir():
-                raise UsageError(f"--out {text[:60]}: {target} is a folder; give the name of a file to write")
-        if not path.parent.is_dir():
-            raise UsageError(f"--out {text[:60]}: there is no folder {path.parent} to write it in")
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"):
-            pass  # the folder takes a new file: the atomic writes will work
-    except OSError as e:
-        raise UsageError(f"--out {text[:60]}: cannot write there ({e.strerror or e})") from None
+        check_output(path, force, "JSON file")
+        check_output(_csv_path(path), force, "CSV file")
+    except FileRefused as e:
+        raise UsageError(f"--out {e}") from None
     return path
 
 
@@ -210,7 +207,9 @@ def _run(args, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"--games {args.games}: play at least one game per seat order")
     names = _agent_names(args.agents, spec, players)
     options = _options(spec, args)
-    path = check_out(args.out) if args.out is not None else None
+    if args.force and args.out is None:
+        raise UsageError("--force replaces the files of --out: give --out FILE.json")
+    path = check_out(args.out, args.force) if args.out is not None else None
     n_tables = math.comb(len(names), players)
     total = n_tables * len(seatings(players)) * args.games
     if total > MAX_GAMES:
@@ -247,10 +246,10 @@ def _run(args, out: TextIO, err: TextIO) -> int:
         writer.writerow(header)
         writer.writerows(rows)
         try:
-            write_atomic(path, json.dumps(data, indent=2) + "\n")
-            write_atomic(_csv_path(path), buffer.getvalue())
-        except OSError as e:
-            raise UsageError(f"--out {args.out[:60]}: cannot write it ({e.strerror or e})") from None
+            write_output(path, json.dumps(data, indent=2) + "\n", args.force, "JSON file")
+            write_output(_csv_path(path), buffer.getvalue(), args.force, "CSV file")
+        except FileRefused as e:
+            raise UsageError(f"--out {e}") from None
         print(wrap(f"wrote {path} and {_csv_path(path)}"), file=out)
     return 0
 

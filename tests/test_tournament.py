@@ -93,7 +93,7 @@ def test_the_cli_prints_and_writes_the_same_on_a_second_run(tmp_path):
             "--seed", "11", "--out", str(tmp_path / "a.json")]
     code, first, _ = run_cli(argv)
     data = (tmp_path / "a.json").read_text()
-    assert code == 0 and run_cli(argv)[1] == first and (tmp_path / "a.json").read_text() == data
+    assert code == 0 and run_cli([*argv, "--force"])[1] == first and (tmp_path / "a.json").read_text() == data
 
 
 # --- exact figures ----------------------------------------------------------------------------
@@ -252,12 +252,11 @@ def test_a_folder_or_an_unwritable_place_as_out_is_one_error_line(tmp_path, monk
     code, _, err = run_cli(["420", "--agents", "greedy,random", "--out", str(tmp_path / "d.json")])
     assert code == 2 and "is a folder" in err and err.count("\n") == 1
 
-    def refuse(*args, **kwargs):
-        raise PermissionError(13, "Permission denied")
+    import core.files
 
-    monkeypatch.setattr(cli.tempfile, "NamedTemporaryFile", refuse)
+    monkeypatch.setattr(core.files.os, "access", lambda *args, **kwargs: False)  # a folder we may not write in
     code, _, err = run_cli(["420", "--agents", "greedy,random", "--out", str(tmp_path / "t.json")])
-    assert code == 2 and "cannot write there (Permission denied)" in err and err.count("\n") == 1
+    assert code == 2 and "cannot write the JSON file there" in err and "not writable" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("games", ["0", "-3", "many"])
@@ -302,7 +301,7 @@ def test_the_files_are_made_as_open_would_make_them_and_replace_old_ones(tmp_pat
 
     path = tmp_path / "t.json"
     path.write_text("old")
-    cli.write_atomic(path, "new")
+    cli.write_output(path, "new", force=True)
     umask = os.umask(0)
     os.umask(umask)
     assert path.read_text() == "new" and path.stat().st_mode & 0o777 == 0o666 & ~umask
