@@ -13,13 +13,57 @@ together (each game from its folder through the registry, ``games``; players fro
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
-import time
-from pathlib import Path
-from typing import Callable, TextIO
 
-import games
-from agents.base import Agent
+
+# --- Ctrl-C while ``python -m play`` starts --------------------------------------------
+# Importing the games, numpy and the rest takes a noticeable fraction of a second; a
+# Ctrl-C then would print a long KeyboardInterrupt traceback from the imports.  So when
+# this package is imported as the start of ``python -m play`` (and only then: a program
+# that imports it keeps its own handler), its first statements make SIGINT end the
+# program at once with one line and status 130; ``play.__main__.main`` hands SIGINT back
+# to Python (``KeyboardInterrupt``, caught there) when the command starts.
+
+INTERRUPTED = "Interrupted."
+
+
+def interrupted_at_once(signum=None, frame=None) -> None:
+    """A SIGINT handler for the moments with nothing to save or undo (starting, exiting):
+    one line on stderr, straight to the descriptor, and exit status 130."""
+    try:
+        os.write(2, f"\n{INTERRUPTED}\n".encode())
+    finally:
+        os._exit(130)
+
+
+def _started_as_play_main() -> bool:
+    """Whether this interpreter was started as ``python [OPTIONS] -m play ...``."""
+    argv = list(getattr(sys, "orig_argv", []))[1:]
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "-m":
+            return argv[i + 1: i + 2] == ["play"]
+        if arg.startswith("-m"):
+            return arg == "-mplay"
+        if not arg.startswith("-") or arg.startswith("-c") or arg == "-":
+            return False  # a script, -c or stdin: not python -m play
+        i += 2 if arg in ("-X", "-W", "--check-hash-based-pycs") else 1
+    return False
+
+
+if _started_as_play_main() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, interrupted_at_once)
+
+
+import time  # noqa: E402 (after the Ctrl-C handler: these can take a while)
+from pathlib import Path  # noqa: E402
+from typing import Callable, TextIO  # noqa: E402
+
+import games  # noqa: E402
+from agents.base import Agent  # noqa: E402
 
 
 class UsageError(Exception):

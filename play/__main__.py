@@ -2,23 +2,29 @@
 
 Exit codes: 0 on success (and when a person quits a game), 2 on a usage error
 or an agent that cannot be loaded (one ``error:`` line on stderr, no traceback),
-1 when the reader of the output goes away (``python -m play ... | head -1``).
+1 when the reader of the output goes away (``python -m play ... | head -1``),
+130 on Ctrl-C, at any moment, the imports at start-up included (one line).
+A file a command writes (``export --out``, ``tournament --out``) is written
+atomically, replaces an existing file only with ``--force``, and never goes
+through a link or to a device, a FIFO or a folder (``core.files.write_output``).
 """
 
 from __future__ import annotations
 
 import argparse
 import secrets
+import signal
 import sys
-from pathlib import Path
+import threading
 from typing import Callable, Optional, Sequence, TextIO
 
 from core.cli import MAX_GAMES, MAX_SEED, agent_label, option_type, run_quietly, seed_number, whole_number
 import games
 from core.narrate import wrap
 from play.web import cli as web_cli
-from play import (AgentLoadError, UsageError, check_fit, default_opponent, derive_seed, load_agent, one_torch_thread,
-                  progress_printer)
+from core.files import FileRefused, check_output
+from play import (INTERRUPTED, AgentLoadError, UsageError, check_fit, default_opponent, derive_seed, interrupted_at_once,
+                  load_agent, one_torch_thread, progress_printer)
 
 PROG = "python -m play"
 
@@ -179,7 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("game", choices=exportable, help="the game")
     p.add_argument("--agent", required=True, metavar="NAME", help=agents_help)
-    p.add_argument("--out", required=True, metavar="FILE.csv", help="the CSV file to write")
+    p.add_argument("--out", required=True, metavar="FILE.csv",
+                   help="the CSV file to write (atomically; never through a link, to a device or a folder)")
+    p.add_argument("--force", action="store_true", help="replace --out if it exists")
 
     p = sub.add_parser("web", help="play in the browser: a page on this machine, with an exact coach",
                        description=web_cli.DESCRIPTION)
@@ -411,31 +419,27 @@ def cmd_evaluate(args, out: TextIO, err: Optional[TextIO] = None) -> int:
     return 0
 
 
-def _check_out(path: str) -> None:
-    """Refuse an --out that cannot be a file to write, before the work of computing it."""
-    if not path.strip():
-        raise UsageError("--out '': give the name of the CSV file to write")
-    target = Path(path)
+def _check_out(path: str, force: bool) -> None:
+    """Refuse an --out that cannot or must not be written (:func:`core.files.check_output`:
+    an existing file without --force; a link, a device, a FIFO or a folder ever), before
+    the work of computing it."""
     try:
-        if target.is_dir():
-            raise UsageError(f"--out {path}: is a folder; give the name of the CSV file to write in it")
-        if not target.parent.is_dir():
-            raise UsageError(f"--out {path}: there is no folder {target.parent} to write it in")
-    except OSError as e:
-        raise UsageError(f"--out {path[:60]}: cannot write there ({e.strerror or e})") from None
+        check_output(path, force, "CSV file")
+    except FileRefused as e:
+        raise UsageError(f"--out {e}") from None
 
 
 def cmd_export(args, out: TextIO) -> int:
     spec = games.get(args.game)
     exporter = games.load(spec.export)
-    _check_out(args.out)
+    _check_out(args.out, args.force)
     agent = _load(spec.name, args.agent, None, "--agent")
     _fit(spec.name, [("--agent", args.agent, agent)], EVALUATED_PLAYERS, _options(spec, args), sys.stderr, exact=True)
     table = exporter.policy_table(agent)
     try:
-        n = exporter.write_policy_csv(table, args.out)
-    except OSError as e:
-        raise UsageError(f"--out {args.out}: cannot write it ({e.strerror or e})") from None
+        n = exporter.write_policy_csv(table, args.out, force=args.force)
+    except FileRefused as e:
+        raise UsageError(f"--out {e}") from None
     note = "" if exporter.is_deterministic(table) else f" ({args.agent} is stochastic: each row is its most probable move)"
     print(f"wrote {n} rows (one per decision state) to {args.out}{note}", file=out)
     return 0
@@ -448,9 +452,19 @@ def main(
     out: Optional[TextIO] = None,
     err: Optional[TextIO] = None,
 ) -> int:
-    """Run the CLI; returns the exit code.  ``input_fn``/``out``/``err`` are for tests."""
+    """Run the CLI; returns the exit code (130 on Ctrl-C).  ``input_fn``/``out``/``err`` are for tests."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
+    if signal.getsignal(signal.SIGINT) is interrupted_at_once:  # python -m play, past its imports:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C is a KeyboardInterrupt again
+    try:
+        return _main(argv, input_fn, out, err)
+    except KeyboardInterrupt:
+        print(f"\n{INTERRUPTED}", file=err)
+        return 130
+
+
+def _main(argv: Optional[Sequence[str]], input_fn: Optional[Callable[[str], str]], out: TextIO, err: TextIO) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -473,15 +487,24 @@ def main(
         print(parser.commands[args.command].format_usage(), end="", file=err)
         print(f"{PROG} {args.command}: error: {e}", file=err)
         return 2
-    except KeyboardInterrupt:
-        print("\nInterrupted.", file=err)
-        return 130
     raise AssertionError(f"unhandled command {args.command!r}")
 
 
 def run() -> None:
-    """The program: ``main()``, quiet when the reader of our output goes away."""
-    run_quietly(main)
+    """The program: ``main()``, quiet when the reader of our output goes away; a Ctrl-C
+    once ``main`` has returned (while the program exits) ends it in one line too."""
+
+    def program() -> int:
+        try:
+            return main()
+        finally:
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, interrupted_at_once)
+
+    try:
+        run_quietly(program)
+    except KeyboardInterrupt:  # between the return of main and the handler above
+        interrupted_at_once()
 
 
 if __name__ == "__main__":

@@ -8,11 +8,13 @@ writes the agent's most probable reroll in each state, rows by hand then opponen
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
+from core.files import write_output
 from games.dice420 import game as g
 from games.dice420.solver import decision_batch, policy_table  # noqa: F401 (the export's API)
 
@@ -33,12 +35,18 @@ def policy_rows(agent_or_table) -> list[tuple[str, str, str]]:
     ]
 
 
-def write_policy_csv(agent_or_table, out: str | Path | TextIO) -> int:
-    """Write the policy as CSV (header ``hand,opponent,reroll``); returns the number of rows."""
+def write_policy_csv(agent_or_table, out: str | Path | TextIO, force: bool = False) -> int:
+    """Write the policy as CSV (header ``hand,opponent,reroll``); returns the number of rows.
+
+    A path is written as a command's output (:func:`core.files.write_output`): atomically,
+    an existing file replaced only with ``force``, never through a link or to a device, a
+    FIFO or a folder (``FileRefused``).  The CSV (about 300 KB) is built in memory first."""
     rows = policy_rows(agent_or_table)
     if isinstance(out, (str, Path)):
-        with open(out, "w", newline="") as f:
-            return _write_rows(rows, f)
+        text = io.StringIO()
+        n = _write_rows(rows, text)
+        write_output(out, text.getvalue(), force, "CSV file")
+        return n
     return _write_rows(rows, out)
 
 
