@@ -137,17 +137,18 @@ class Records:
 
     def _open(self) -> None:
         path = self.path
-        if path.is_dir():
-            raise self._refuse("is a folder, not a file", "give the path of a file with --db")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except FileExistsError:
-            raise self._refuse(f"cannot be created: {path.parent} (or a folder above it) is a file, not a folder") from None
-        except OSError as e:
-            raise self._refuse(f"cannot be created: its folder {path.parent} cannot be made "
-                               f"({e.strerror or type(e).__name__})") from None
-        if path.exists() and not path.is_file():
-            raise self._refuse("is not a regular file")
+            if path.is_dir():
+                raise self._refuse("is a folder, not a file", "give the path of a file with --db")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except FileExistsError:
+                raise self._refuse(f"cannot be created: {path.parent} (or a folder above it) is a file, "
+                                   "not a folder") from None
+            if path.exists() and not path.is_file():
+                raise self._refuse("is not a regular file")
+        except OSError as e:  # a folder on the way that may not be read or made
+            raise self._refuse(f"cannot be reached or created ({e.strerror or type(e).__name__})") from None
         try:
             with closing(self._connect()) as conn:
                 conn.execute("PRAGMA journal_mode=WAL")
