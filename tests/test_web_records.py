@@ -360,9 +360,11 @@ BAD = ["truncated", "header only", "garbage", "text", "folder", "another app's",
 @pytest.mark.parametrize("kind", BAD)
 def test_a_records_file_that_cannot_serve_is_refused_at_start_in_one_line(kind, tmp_path):
     path = _bad_file(kind, tmp_path)
+    before = path.read_bytes() if path.is_file() else None
     with pytest.raises(RecordsError) as caught:
         create_app(path)
     assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+    assert (path.read_bytes() if path.is_file() else None) == before  # a file refused is left as it was
     out, err = io.StringIO(), io.StringIO()
     code = web_cli.run(argparse.Namespace(host="127.0.0.1", port=0, db=str(path)), out, err)
     assert code == 2 and out.getvalue() == ""  # refused before any address is printed

@@ -151,13 +151,14 @@ class Records:
             raise self._refuse(f"cannot be reached or created ({e.strerror or type(e).__name__})") from None
         try:
             with closing(self._connect()) as conn:
-                conn.execute("PRAGMA journal_mode=WAL")
                 problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
             if problems != ["ok"]:
                 raise self._refuse(f"is damaged (SQLite says: {str(problems[0])[:120]})",
                                    "move it away or give another --db")
-            with self.transaction() as conn:
+            with self.transaction() as conn:  # a file that is refused is left as it was
                 self._prepare(conn)
+            with closing(self._connect()) as conn:  # ours: readers and the writer do not block each other
+                conn.execute("PRAGMA journal_mode=WAL")
         except sqlite3.Error as e:
             why = str(e)
             if "not a database" in why or "malformed" in why:
