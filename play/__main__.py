@@ -18,6 +18,7 @@ import sys
 import threading
 from typing import Callable, Optional, Sequence, TextIO
 
+import core
 from core.cli import MAX_GAMES, MAX_SEED, agent_label, option_type, run_quietly, seed_number, whole_number
 import games
 from core.narrate import wrap
@@ -100,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s (dice-arena) {core.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     agents_help = "an agent: " + " / ".join(f"{_bot_list(n)} ({n})" for n in games.names()) + ", or a checkpoint file"
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import games
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,11 +43,12 @@ def test_core_version_is_pyprojects():
     assert core.__version__ == pyproject_version()
 
 
-def test_train_version():
-    result = subprocess.run([sys.executable, "-m", "train", "--version"], cwd=ROOT, capture_output=True,
+@pytest.mark.parametrize("cli", ["train", "play"])
+def test_cli_version(cli):
+    result = subprocess.run([sys.executable, "-m", cli, "--version"], cwd=ROOT, capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == f"python -m train (dice-arena) {pyproject_version()}"
+    assert result.stdout.strip() == f"python -m {cli} (dice-arena) {pyproject_version()}"
 
 
 def test_every_game_has_a_page_with_its_rules():

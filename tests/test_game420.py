@@ -1,4 +1,4 @@
-"""The 420 rules engine against the rules R1-R7 (docs/rules420.md), with scripted dice.
+"""The 420 rules engine against the rules R1-R7 (games/dice420/rules.md), with scripted dice.
 
 The engine plays every turn without a choice itself (first rolls, R1; resets over
 20, R4; hands R3 lets keep nothing), in its constructor and after each ``apply``,

@@ -1,4 +1,4 @@
-"""Tests for the 421 rules engine: one section per rule of docs/rules421.md (H1-H7)."""
+"""Tests for the 421 rules engine: one section per rule of games/dice421/rules.md (H1-H7)."""
 
 from __future__ import annotations
 

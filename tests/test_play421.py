@@ -25,7 +25,7 @@ def rolls(spec: str) -> list[int]:
     return [int(c) for c in spec if c.isdigit()]
 
 
-# The rules' worked example (docs/rules421.md): 2 players, pot 5, P1 (seat 0) plays first.
+# The rules' worked example (games/dice421/rules.md): 2 players, pot 5, P1 (seat 0) plays first.
 CHARGE = "211 551  643 541  621 621 642 632  642 113"  # P1 ends with 2 tokens, P2 with 3; P1 leads
 WORKED = CHARGE + "  541 6 4  111 41 1"  # with greedy421 as P2: it keeps one 1, then 4-1
 

@@ -18,7 +18,7 @@ class raw_env(DiceAECEnv):
     """
     ## Description
     420 (Mark Steere) is a race to make four dice total exactly 20
-    (`docs/rules420.md`). Each player keeps a hand of four dice. A first turn
+    (`games/dice420/rules.md`). Each player keeps a hand of four dice. A first turn
     rolls all four (R1); later turns reroll 1 to 4 dice, keeping only what R3
     allows (one die of 5+, two dice summing 10+, three summing 15+); a hand over
     20 rerolls all four (R4). With two players (`player_0` Red moves first,

@@ -1,4 +1,4 @@
-"""Rules engine for 420 (Mark Steere), rules R1-R7 of ``docs/rules420.md``.
+"""Rules engine for 420 (Mark Steere), rules R1-R7 of ``games/dice420/rules.md``.
 
 Plain Python: no gymnasium, no torch.  Everything else in the project (the
 Gymnasium env, the batched env, the exact solver, the bots, the terminal game)

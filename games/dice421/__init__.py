@@ -4,7 +4,7 @@ Everything about the game is in this folder: the rules engine (``game``), how a
 decision is shown to an agent (``codec``), the narration (``narrate``), the
 Gymnasium, batched and PettingZoo envs (``env``, ``vec``, ``aec``), the bots and
 the exact modules.  ``SPEC`` says what the game is and what it offers; the
-registry (``games``) finds it.  The rules in full: ``docs/rules421.md``.
+registry (``games``) finds it.  The rules in full: ``games/dice421/rules.md``.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ class raw_env(DiceAECEnv):
     """
     ## Description
     421 is a dice game for 2 or 3 players with three dice and a pot of tokens;
-    the aim is to get rid of tokens (`docs/rules421.md`). In the *charge* each
+    the aim is to get rid of tokens (`games/dice421/rules.md`). In the *charge* each
     round everyone rolls once and the lowest hand takes from the pot what the
     highest is worth (4-2-1 is worth 10, 1-1-1 7, ..., an unnamed hand 1). In the
     *discharge* the leader rolls up to three times and may stop after roll 1 or

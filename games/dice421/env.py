@@ -25,7 +25,7 @@ class Dice421Env(TableEnv):
     exactly as many rolls (rerolling at least one die each time), and the highest
     hand gives the lowest hand its value in tokens (H4). Ties at the bottom are
     settled by RAMPO (H6). A player with no tokens leaves as a winner; whoever
-    ends with every token loses (H5). Rules: `docs/rules421.md`.
+    ends with every token loses (H5). Rules: `games/dice421/rules.md`.
 
     The agent holds one seat; the other seats are opponent agents played inside
     `step()`. The agent is asked only where the rules give it a choice: the charge,

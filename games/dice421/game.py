@@ -1,4 +1,4 @@
-"""Rules engine for the dice game 421 (rules H1-H7 of ``docs/rules421.md``).
+"""Rules engine for the dice game 421 (rules H1-H7 of ``games/dice421/rules.md``).
 
 One source of truth for the rules, shared by envs, solvers and a human UI, so it
 imports no learning code.  It stops only where a player has a real choice; every

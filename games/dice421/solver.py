@@ -1,7 +1,7 @@
 """Exact analysis of two-player 421: the optimal policy, and the exact win
 probability of any pair of stationary policies (charge phase included).
 
-What is modelled (rules H1-H7 of docs/rules421.md, exactly as ``games.dice421.game``
+What is modelled (rules H1-H7 of games/dice421/rules.md, exactly as ``games.dice421.game``
 plays two players; every rule comes from the engine: ``HANDS``/``hand_rank`` for
 the order, ``hand_value`` for the tokens, ``KEEPS`` and ``codec421.MASKS`` for
 the moves):

@@ -60,6 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import games
+from core.files import load_json
 from play import AgentLoadError, default_opponent, load_agent
 from play.web.records import DamagedGame, MoveConflict, Records, default_db_path
 from play.web.table import MoveError, WebGame, rules_for
@@ -302,9 +303,9 @@ def _shipped_fits(spec: games.GameSpec, players: int) -> bool:
     if not spec.shipped or not path.exists():
         return False
     try:
-        meta = json.loads(path.with_suffix(".json").read_text())
+        meta = load_json(path.with_suffix(".json"), "checkpoint metadata", limit=1 << 20, max_depth=32)
         trained = int((meta.get("env") or {}).get("n_players", 2))
-    except (OSError, ValueError, TypeError):
+    except (ValueError, TypeError, AttributeError):  # FileRefused is a ValueError
         trained = 2
     defaults = spec.check_options({})
     return spec.observation_bounds(players, **defaults)[2] == spec.observation_bounds(trained, **defaults)[2]
