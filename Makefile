@@ -4,7 +4,8 @@
 #   make test    the same install, then the tests
 # Both are idempotent: the install reruns only when pyproject.toml changes.
 # Other targets: make retrain (train again, replacing the run), make install, make clean-venv,
-# make docs (the documentation site into site/, mkdocs build --strict; adds the docs extra),
+# make lint (ruff check and format check), make docs (the documentation site into site/, mkdocs
+# build --strict; adds the docs extra),
 # make mutants MUTATE=module (mutation testing by hand).
 # VENV=path picks another environment (CI uses .ci-venv); ARGS=... passes options on;
 # EXTRAS=... picks the optional dependencies installed (default dev,web; CI adds scale, for
@@ -25,7 +26,7 @@ RUN := checkpoints/ppo-420-seed0
 # torch 2.13.0's CPU wheel: on disk on the project's machines, else PyTorch's CPU index.
 TORCH_SOURCE := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: install train retrain test docs mutants clean-venv
+.PHONY: install train retrain test lint docs mutants clean-venv
 
 install: $(STAMP)
 
@@ -56,6 +57,11 @@ retrain: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest $(ARGS)
+
+# ruff: the linter and the format check (configured in pyproject.toml); `ruff format .` fixes the format
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 # The documentation site (mkdocs.yml, docs/) into site/; --strict turns every warning (a broken
 # link, a page missing from the nav, a docstring griffe cannot read) into a failure.

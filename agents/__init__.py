@@ -36,7 +36,9 @@ def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
     if name == spec.shipped:
         path = CHECKPOINT_DIR / f"{name}.pt"
         if not path.exists():
-            raise ValueError(f"the shipped bot {name} is missing: no {path} (train one with: python -m train {name} --name {name})")
+            raise ValueError(
+                f"the shipped bot {name} is missing: no {path} (train one with: python -m train {name} --name {name})"
+            )
     else:
         path = Path(name)
         if path.suffix in spec.bot_files:
@@ -45,7 +47,8 @@ def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
             path = path.with_suffix(".pt")
         if not path.exists():
             raise ValueError(
-                f"unknown agent {name!r} for {spec.name}: not one of {', '.join(spec.agent_names)} and no checkpoint file at {path}"
+                f"unknown agent {name!r} for {spec.name}: not one of {', '.join(spec.agent_names)} and no checkpoint "
+                f"file at {path}"
             )
     from agents.ppo_agent import PPOAgent
 

@@ -110,7 +110,9 @@ def batch_probs(agent, obs: np.ndarray, masks: np.ndarray, where=lambda i: f"dec
     if hasattr(agent, "action_probs"):
         probs = np.array(agent.action_probs(obs.copy(), masks.copy()), dtype=np.float64)
         if probs.shape != (n, n_actions):
-            raise ValueError(f"{agent_name(agent)}.action_probs returned shape {probs.shape}, expected {(n, n_actions)}")
+            raise ValueError(
+                f"{agent_name(agent)}.action_probs returned shape {probs.shape}, expected {(n, n_actions)}"
+            )
     elif hasattr(agent, "act"):
         probs = np.zeros((n, n_actions))
         for i in range(n):
@@ -123,7 +125,9 @@ def batch_probs(agent, obs: np.ndarray, masks: np.ndarray, where=lambda i: f"dec
     illegal = np.where(masks, 0.0, probs).sum(axis=1)
     worst = int(np.argmax(illegal)) if n else 0
     if n and illegal[worst] > ILLEGAL_TOL:
-        raise ValueError(f"{agent_name(agent)} puts probability {illegal[worst]:.3g} on illegal actions at {where(worst)}")
+        raise ValueError(
+            f"{agent_name(agent)} puts probability {illegal[worst]:.3g} on illegal actions at {where(worst)}"
+        )
     probs = np.where(masks, probs, 0.0)
     totals = probs.sum(axis=1, keepdims=True)
     if np.any(totals <= 0):

@@ -207,16 +207,21 @@ class SplitMlpPolicy(FastMlpPolicy):
         extractor = kwargs.get("features_extractor_class")
         if not (isinstance(extractor, type) and hasattr(extractor, "halves") and hasattr(extractor, "actor_table")):
             name = getattr(extractor, "__name__", extractor)
-            raise ValueError(f"SplitMlpPolicy needs a features extractor made of two halves "
-                             f"(with halves() and actor_table()), not {name}")
+            raise ValueError(
+                f"SplitMlpPolicy needs a features extractor made of two halves "
+                f"(with halves() and actor_table()), not {name}"
+            )
         if not kwargs.get("share_features_extractor", True):
-            raise ValueError("SplitMlpPolicy splits one features extractor between the actor and the critic: "
-                             "share_features_extractor must be True")
+            raise ValueError(
+                "SplitMlpPolicy splits one features extractor between the actor and the critic: "
+                "share_features_extractor must be True"
+            )
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
-        self.mlp_extractor = SplitMlpExtractor(self.features_dim // 2, net_arch=self.net_arch,
-                                               activation_fn=self.activation_fn, device=self.device)
+        self.mlp_extractor = SplitMlpExtractor(
+            self.features_dim // 2, net_arch=self.net_arch, activation_fn=self.activation_fn, device=self.device
+        )
 
     def logits_and_values(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         # The actor's input takes one of a few values: run the actor once on each and look
@@ -230,4 +235,8 @@ class SplitMlpPolicy(FastMlpPolicy):
 # (agents.ppo_agent.feature_extractors): loading looks them up there and nowhere
 # else, so a checkpoint cannot name arbitrary code.
 FEATURE_EXTRACTORS = {"OneHotInts": OneHotInts, "ThermometerInts": ThermometerInts}
-POLICY_CLASSES = {"MlpPolicy": MaskableActorCriticPolicy, "FastMlpPolicy": FastMlpPolicy, "SplitMlpPolicy": SplitMlpPolicy}
+POLICY_CLASSES = {
+    "MlpPolicy": MaskableActorCriticPolicy,
+    "FastMlpPolicy": FastMlpPolicy,
+    "SplitMlpPolicy": SplitMlpPolicy,
+}

@@ -14,7 +14,8 @@ Training also writes ``NAME.state`` (optimizer state and counters, for
 ``--resume``; see ``train.checkpoint``); playing never reads it.
 
 Nothing in a checkpoint is trusted: the metadata is read only from a regular
-file of at most ``MAX_JSON_BYTES``, as JSON nested at most ``MAX_JSON_DEPTH`` deep; the network it names is built only from
+file of at most ``MAX_JSON_BYTES``, as JSON nested at most ``MAX_JSON_DEPTH`` deep; the
+network it names is built only from
 allow-listed classes and settings within ``MAX_LAYER_WIDTH`` /
 ``MAX_DEPTH`` / ``MAX_WEIGHTS``; the weights must have exactly the shapes of
 that network and be finite.  Each refusal is one ``CheckpointError`` line
@@ -140,20 +141,28 @@ def check_policy_spec(spec: Any, where: str = "checkpoint metadata") -> dict[str
         raise CheckpointError(f"{_where(where, 'policy')} is {type(spec).__name__}, not an object")
     unknown = [k for k in spec if k not in POLICY_KEYS]
     if unknown:
-        raise CheckpointError(f"{_where(where, 'policy.' + str(unknown[0]))} is not a policy setting (known: {', '.join(POLICY_KEYS)})")
+        raise CheckpointError(
+            f"{_where(where, 'policy.' + str(unknown[0]))} is not a policy setting (known: {', '.join(POLICY_KEYS)})"
+        )
     name = spec.get("class", "MlpPolicy")
     if not isinstance(name, str) or name not in POLICY_CLASSES:
-        raise CheckpointError(f"unknown policy class {name!r} in {_where(where, 'policy.class')} (known: {', '.join(POLICY_CLASSES)})")
+        raise CheckpointError(
+            f"unknown policy class {name!r} in {_where(where, 'policy.class')} (known: {', '.join(POLICY_CLASSES)})"
+        )
     activation = spec.get("activation", "tanh")
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
-        raise CheckpointError(f"{_where(where, 'policy.activation')} is {activation!r} (known: {', '.join(ACTIVATIONS)})")
+        raise CheckpointError(
+            f"{_where(where, 'policy.activation')} is {activation!r} (known: {', '.join(ACTIVATIONS)})"
+        )
     chains: list[list[int]] = []
     if "net_arch" in spec:
         arch = spec["net_arch"]
         if isinstance(arch, dict):
             extra = [k for k in arch if k not in ("pi", "vf")]
             if extra:
-                raise CheckpointError(f"{_where(where, 'policy.net_arch.' + str(extra[0]))} is not a network part (known: pi, vf)")
+                raise CheckpointError(
+                    f"{_where(where, 'policy.net_arch.' + str(extra[0]))} is not a network part (known: pi, vf)"
+                )
             chains = [_layers(arch[k], where, f"policy.net_arch.{k}") for k in ("pi", "vf") if k in arch]
         else:
             chains = [_layers(arch, where, "policy.net_arch")] * 2
@@ -161,21 +170,31 @@ def check_policy_spec(spec: Any, where: str = "checkpoint metadata") -> dict[str
     extractor = spec.get("features_extractor")
     if extractor is not None:
         if not isinstance(extractor, str) or extractor not in FEATURE_EXTRACTORS:
-            raise CheckpointError(f"{_where(where, 'policy.features_extractor')} is {extractor!r} (known: {', '.join(FEATURE_EXTRACTORS)})")
+            raise CheckpointError(
+                f"{_where(where, 'policy.features_extractor')} is {extractor!r} (known: "
+                f"{', '.join(FEATURE_EXTRACTORS)})"
+            )
         kwargs = spec.get("features_extractor_kwargs", {})
         if not isinstance(kwargs, dict):
             raise CheckpointError(f"{_where(where, 'policy.features_extractor_kwargs')} is {kwargs!r}, not an object")
         for key, value in kwargs.items():
             settings = FEATURE_EXTRACTORS[extractor].SETTINGS
             if key not in settings:
-                raise CheckpointError(f"{_where(where, 'policy.features_extractor_kwargs.' + key)} is not a setting of {extractor} "
-                                      f"(known: {', '.join(settings) or 'none'})")
+                raise CheckpointError(
+                    f"{_where(where, 'policy.features_extractor_kwargs.' + key)} is not a setting of {extractor} "
+                    f"(known: {', '.join(settings) or 'none'})"
+                )
             features_dim = _bounded_int(value, where, f"policy.features_extractor_kwargs.{key}", 1, MAX_LAYER_WIDTH)
     elif "features_extractor_kwargs" in spec:
-        raise CheckpointError(f"{_where(where, 'policy.features_extractor_kwargs')} is given without a features_extractor")
+        raise CheckpointError(
+            f"{_where(where, 'policy.features_extractor_kwargs')} is given without a features_extractor"
+        )
     weights = sum(a * b for chain in chains for a, b in zip([features_dim, *chain], chain))
     if weights > MAX_WEIGHTS:
-        raise CheckpointError(f"{_where(where, 'policy.net_arch')} has {weights:,} hidden-layer weights; at most {MAX_WEIGHTS:,} are allowed")
+        raise CheckpointError(
+            f"{_where(where, 'policy.net_arch')} has {weights:,} hidden-layer weights; at most {MAX_WEIGHTS:,} are "
+            "allowed"
+        )
     return spec
 
 
@@ -198,8 +217,9 @@ def policy_kwargs_from(spec: dict[str, Any], where: str = "checkpoint metadata")
     return kwargs
 
 
-def build_policy(game: str, spec: dict[str, Any], env: dict[str, Any] | None = None,
-                 where: str = "checkpoint metadata") -> MaskableActorCriticPolicy:
+def build_policy(
+    game: str, spec: dict[str, Any], env: dict[str, Any] | None = None, where: str = "checkpoint metadata"
+) -> MaskableActorCriticPolicy:
     obs_space, act_space = game_spaces(game, env)
     policy_class, kwargs = policy_class_from(spec, where), policy_kwargs_from(spec, where)
     try:
@@ -228,14 +248,22 @@ def check_weights(state: Any, policy: torch.nn.Module, path: Path | str) -> dict
     missing = [k for k in expected if k not in state]
     unknown = [k for k in state if k not in expected]
     if missing or unknown:
-        field, why = (missing[0], "is missing") if missing else (unknown[0], "is not part of the network in the metadata")
+        field, why = (
+            (missing[0], "is missing") if missing else (unknown[0], "is not part of the network in the metadata")
+        )
         raise CheckpointError(f"{path}: tensor {field!r} {why}")
     for key, want in expected.items():
         got = state[key]
         if not isinstance(got, torch.Tensor) or not got.is_floating_point():
-            raise CheckpointError(f"{path}: {key!r} is {type(got).__name__ if not isinstance(got, torch.Tensor) else got.dtype}, not a float tensor")
+            raise CheckpointError(
+                f"{path}: {key!r} is {type(got).__name__ if not isinstance(got, torch.Tensor) else got.dtype}, not a "
+                "float tensor"
+            )
         if tuple(got.shape) != tuple(want.shape):
-            raise CheckpointError(f"{path}: tensor {key!r} has shape {tuple(got.shape)}; the network in the metadata needs {tuple(want.shape)}")
+            raise CheckpointError(
+                f"{path}: tensor {key!r} has shape {tuple(got.shape)}; the network in the metadata needs "
+                f"{tuple(want.shape)}"
+            )
         if not bool(torch.isfinite(got).all()):
             raise CheckpointError(f"{path}: tensor {key!r} holds NaN or infinite values")
     return state
@@ -274,13 +302,16 @@ def read_committed(path: Path, limit: int, what: str, expected_sha256: str | Non
     return newer if sha256(newer) == expected_sha256 else data
 
 
-def read_weights(path: Path, policy: torch.nn.Module, expected_sha256: str | None = None,
-                 meta_path: Path | None = None) -> dict[str, torch.Tensor]:
+def read_weights(
+    path: Path, policy: torch.nn.Module, expected_sha256: str | None = None, meta_path: Path | None = None
+) -> dict[str, torch.Tensor]:
     """The checked weights in ``path`` for ``policy`` (not yet loaded into it)."""
     data = read_committed(path, weights_limit(policy), "weights file", expected_sha256)
     if expected_sha256 is not None and sha256(data) != expected_sha256:
-        raise CheckpointError(f"cannot read the weights in {path}: they are not the ones {meta_path or 'the metadata'} "
-                              "describes (weights_sha256 differs: the files come from different saves, or were changed)")
+        raise CheckpointError(
+            f"cannot read the weights in {path}: they are not the ones {meta_path or 'the metadata'} "
+            "describes (weights_sha256 differs: the files come from different saves, or were changed)"
+        )
     return check_weights(load_tensors(data, f"the weights in {path}"), policy, path)
 
 
@@ -310,15 +341,22 @@ def load_metadata(path: Path) -> dict[str, Any]:
     except FileRefused as e:
         raise CheckpointError(f"{e}; the checkpoint is corrupt") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise CheckpointError(f"{meta_path} is not a dice-arena policy checkpoint (format {meta.get('format') if isinstance(meta, dict) else None!r})")
+        raise CheckpointError(
+            f"{meta_path} is not a dice-arena policy checkpoint (format "
+            f"{meta.get('format') if isinstance(meta, dict) else None!r})"
+        )
     if meta.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"{meta_path} has format version {meta.get('format_version')!r}, this program reads {FORMAT_VERSION}")
+        raise CheckpointError(
+            f"{meta_path} has format version {meta.get('format_version')!r}, this program reads {FORMAT_VERSION}"
+        )
     if not isinstance(meta.get("game"), str):
         raise CheckpointError(f"{meta_path}: game is {meta.get('game')!r}, not a game name")
     if "env" in meta and not isinstance(meta["env"], dict):
         raise CheckpointError(f"{meta_path}: env is {meta['env']!r}, not an object of game options")
     digest = meta.get("weights_sha256")
-    if digest is not None and not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
+    if digest is not None and not (
+        isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
+    ):
         raise CheckpointError(f"{meta_path}: weights_sha256 is {str(digest)[:80]!r}, not a SHA-256 in hex")
     check_policy_spec(meta.get("policy", {}), str(meta_path))
     return meta

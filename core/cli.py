@@ -51,6 +51,7 @@ def seed_number(text: str) -> int:
 
 def option_type(option) -> Callable[[str], int]:
     """An argparse type for a game option (``games.Option``): a whole number within its bounds."""
+
     def parse(text: str) -> int:
         return whole_number(text, option.low, option.high, f" ({option.help})")
 

@@ -67,8 +67,7 @@ class ScriptedDice:
     def roll(self, n: int, faces: int = 6) -> tuple[int, ...]:
         if len(self._dice) < n:
             raise DiceScriptExhausted(
-                f"dice script exhausted: asked for {n} dice after {self.rolled} were rolled, "
-                f"{len(self._dice)} left"
+                f"dice script exhausted: asked for {n} dice after {self.rolled} were rolled, {len(self._dice)} left"
             )
         values = tuple(self._dice[i] for i in range(n))
         if any(v > faces for v in values):

@@ -40,9 +40,14 @@ class FileRefused(ValueError):
 
 
 def _kind(mode: int) -> str:
-    return {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
-            stat.S_IFDIR: "a folder", stat.S_IFSOCK: "a socket", stat.S_IFLNK: "a symbolic link"}.get(
-        stat.S_IFMT(mode), "not a regular file")
+    return {
+        stat.S_IFIFO: "a FIFO",
+        stat.S_IFCHR: "a character device",
+        stat.S_IFBLK: "a block device",
+        stat.S_IFDIR: "a folder",
+        stat.S_IFSOCK: "a socket",
+        stat.S_IFLNK: "a symbolic link",
+    }.get(stat.S_IFMT(mode), "not a regular file")
 
 
 def shown(path: os.PathLike | str) -> str:
@@ -131,8 +136,9 @@ def parse_json(data: bytes | str, where: str, max_depth: int = MAX_JSON_DEPTH) -
         raise FileRefused(f"{where}: not valid JSON ({' '.join(str(e).split())[:100]})") from None
 
 
-def load_json(path: os.PathLike | str, what: str = "JSON file", limit: int = MAX_JSON_BYTES,
-              max_depth: int = MAX_JSON_DEPTH) -> Any:
+def load_json(
+    path: os.PathLike | str, what: str = "JSON file", limit: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH
+) -> Any:
     """The JSON value in ``path``: a regular file of at most ``limit`` bytes, nested at most
     ``max_depth`` deep; anything else is one :class:`FileRefused` line."""
     return parse_json(read_regular(path, limit, what), shown(path), max_depth)
@@ -163,8 +169,11 @@ def _create_temporary(path: Path) -> tuple[int, Path]:
     for _ in range(100):
         temp = folder / f".{stem}.tmp-{secrets.token_hex(8)}{path.suffix[:20]}"
         try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                         | getattr(os, "O_CLOEXEC", 0), 0o666)
+            fd = os.open(
+                temp,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                0o666,
+            )
             return fd, temp
         except FileExistsError:
             continue
@@ -256,8 +265,9 @@ def _commit_output(temp: Path, path: Path, force: bool, what: str, flag: str) ->
 
 
 @contextmanager
-def output_file(path: os.PathLike | str, force: bool = False, what: str = "file",
-                flag: str = "--force") -> Iterator[BinaryIO]:
+def output_file(
+    path: os.PathLike | str, force: bool = False, what: str = "file", flag: str = "--force"
+) -> Iterator[BinaryIO]:
     """A binary file to stream a command's output into, put at ``path`` atomically when
     the ``with`` block ends without an exception (:func:`check_output` first; see
     :func:`_commit_output`).  On an exception nothing is left behind; an ``OSError``
@@ -283,8 +293,9 @@ def output_file(path: os.PathLike | str, force: bool = False, what: str = "file"
                 pass
 
 
-def write_output(path: os.PathLike | str, data: bytes | str, force: bool = False, what: str = "file",
-                 flag: str = "--force") -> Path:
+def write_output(
+    path: os.PathLike | str, data: bytes | str, force: bool = False, what: str = "file", flag: str = "--force"
+) -> Path:
     """Write a command's output file: :func:`check_output`, then ``data`` (text as UTF-8)
     atomically, as :func:`output_file` does."""
     if isinstance(data, str):

@@ -50,8 +50,9 @@ def wrap(text: str, indent: str = "  ", width: int = WIDTH) -> str:
         lead = line[: len(line) - len(line.lstrip(" "))]
         glued = re.sub(r"(?<=\S) (?=\()|(?<=[a-z]) (?=\d)", "\0", line)  # "P2 (you)", "pot 3" stay whole
         glued = re.sub(r'"[^"]*"', lambda m: m.group(0).replace(" ", "\0"), glued)  # nor inside quotes
-        parts = textwrap.wrap(glued, width, subsequent_indent=lead + indent, break_long_words=False,
-                              break_on_hyphens=False)
+        parts = textwrap.wrap(
+            glued, width, subsequent_indent=lead + indent, break_long_words=False, break_on_hyphens=False
+        )
         out.extend(part.replace("\0", " ") for part in parts)
     return "\n".join(out)
 

@@ -112,11 +112,15 @@ class GameSpec:
     def check_players(self, n_players: Any, what: str = "") -> int:
         """``n_players`` as an int if the game is played by that many (``what``: the argument's
         name, put before the message), or ValueError in one line: the one check of a table's size."""
-        if isinstance(n_players, (bool, np.bool_)) or not isinstance(n_players, (int, np.integer)) or not (
-            self.min_players <= n_players <= self.max_players
+        if (
+            isinstance(n_players, (bool, np.bool_))
+            or not isinstance(n_players, (int, np.integer))
+            or not (self.min_players <= n_players <= self.max_players)
         ):
-            raise ValueError(f"{what + ': ' if what else ''}{self.name} is played by {self.min_players} to "
-                             f"{self.max_players} players, got {n_players!r}")
+            raise ValueError(
+                f"{what + ': ' if what else ''}{self.name} is played by {self.min_players} to "
+                f"{self.max_players} players, got {n_players!r}"
+            )
         return int(n_players)
 
     def check_options(self, options: Mapping[str, Any]) -> dict[str, int]:
@@ -133,8 +137,9 @@ class GameSpec:
         return range(self.min_players, self.max_players + 1)
 
     # --- engine ----------------------------------------------------------------
-    def new_game(self, n_players: int, dice: Optional[DiceSource] = None, first_player: Optional[int] = None,
-                 **options) -> engine.Game:
+    def new_game(
+        self, n_players: int, dice: Optional[DiceSource] = None, first_player: Optional[int] = None, **options
+    ) -> engine.Game:
         n_players = self.check_players(n_players)
         return self.engine(n_players, dice=dice, first_player=first_player, **self.check_options(options))
 

@@ -14,8 +14,8 @@ def strip_word(line: str, words: tuple[str, ...]) -> tuple[bool, str]:
     """(True, the rest) if ``line`` starts with one of ``words`` not followed by a letter
     ("keep 4 2", "k42"), else (False, ``line``)."""
     for word in words:
-        if line.startswith(word) and (line[len(word):] == "" or not line[len(word)].isalpha()):
-            return True, line[len(word):]
+        if line.startswith(word) and (line[len(word) :] == "" or not line[len(word)].isalpha()):
+            return True, line[len(word) :]
     return False, line
 
 

@@ -53,14 +53,18 @@ class BatchedVecEnv(VecEnv):
         says where row i is and what is legal)."""
         a = np.asarray(got)
         if a.shape != (len(masks),) or a.dtype.kind not in "iu":
-            raise ValueError(f"pool entry {place} answered {a.dtype} of shape {a.shape}; a batch policy returns "
-                             f"one integer {noun} per row, shape ({len(masks)},)")
+            raise ValueError(
+                f"pool entry {place} answered {a.dtype} of shape {a.shape}; a batch policy returns "
+                f"one integer {noun} per row, shape ({len(masks)},)"
+            )
         ok = a < masks.shape[1] if a.dtype.kind == "u" else (a >= 0) & (a < masks.shape[1])
         ok[ok] = masks[np.flatnonzero(ok), a[ok].astype(np.int64)]
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
-            raise ValueError(f"pool entry {place} played {noun} {a[i].item()}, which is not legal {where(i)} "
-                             f"({int((~ok).sum())} such rows)")
+            raise ValueError(
+                f"pool entry {place} played {noun} {a[i].item()}, which is not legal {where(i)} "
+                f"({int((~ok).sum())} such rows)"
+            )
         return a.astype(np.int64)
 
     def _set_pool(self, pool: list, weights: Any) -> None:
@@ -68,13 +72,17 @@ class BatchedVecEnv(VecEnv):
         distribution of ``weights``, one per member (default equal); ``ValueError`` (one line)
         unless they are finite, non-negative and not all 0, and then nothing changes.  With a
         pool of another size, the games' draws (``opp_index``) start again at 0."""
-        w = np.ones(len(pool)) if weights is None else (
-            np.asarray(weights, dtype=np.float64) if np.ndim(weights) == 1 else None)
+        w = (
+            np.ones(len(pool))
+            if weights is None
+            else (np.asarray(weights, dtype=np.float64) if np.ndim(weights) == 1 else None)
+        )
         with np.errstate(over="ignore"):  # a sum that overflows is refused below
             total = w.sum() if w is not None else 0.0
         if w is None or len(w) != len(pool) or not np.all(np.isfinite(w) & (w >= 0)) or not 0 < total < np.inf:
-            raise ValueError(f"pool weights must be {len(pool)} finite non-negative numbers, not all 0; "
-                             f"got {weights!r}")
+            raise ValueError(
+                f"pool weights must be {len(pool)} finite non-negative numbers, not all 0; got {weights!r}"
+            )
         if len(pool) != len(getattr(self, "_pool", pool)):
             self.opp_index[:] = 0
         self._pool, self._pool_cdf = pool, np.cumsum(w / w.sum())
@@ -123,8 +131,9 @@ class BatchedVecEnv(VecEnv):
     def _checked_actions_slow(self, actions: Any, n: int, n_actions: int) -> np.ndarray:
         if isinstance(actions, np.ndarray):
             if actions.shape != (n,):
-                raise IllegalAction(f"expected one action per game, an array of shape ({n},), "
-                                    f"got shape {actions.shape}")
+                raise IllegalAction(
+                    f"expected one action per game, an array of shape ({n},), got shape {actions.shape}"
+                )
             if actions.dtype.kind != "O":  # floats, bools, strings, ...: not integers
                 self._raise_illegal(0, actions[0].item(), f"an action is an integer, got dtype {actions.dtype}")
             items = list(actions)
@@ -133,12 +142,17 @@ class BatchedVecEnv(VecEnv):
                 raise IllegalAction(f"expected one action per game, {n} of them, got {len(actions)}")
             items = list(actions)
         else:
-            raise IllegalAction(f"expected one action per game, an integer array of shape ({n},) or a list "
-                                f"of {n} ints, got {type(actions).__name__}")
+            raise IllegalAction(
+                f"expected one action per game, an integer array of shape ({n},) or a list "
+                f"of {n} ints, got {type(actions).__name__}"
+            )
         for row, a in enumerate(items):
             if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
-                self._raise_illegal(row, a.item() if isinstance(a, np.generic) else a,
-                                    f"an action is an integer, got {type(a).__name__}")
+                self._raise_illegal(
+                    row,
+                    a.item() if isinstance(a, np.generic) else a,
+                    f"an action is an integer, got {type(a).__name__}",
+                )
             if not 0 <= a < n_actions:
                 self._raise_illegal(row, int(a), f"not in 0..{n_actions - 1}")
         return np.array([int(a) for a in items], dtype=np.int64)

@@ -65,8 +65,7 @@ def seat_opponents(opponent: Any, n_others: int, game: str, env_id: str, example
             )
         if o is not None and not callable(getattr(o, "act", None)):
             raise TypeError(
-                f"an opponent must have act(obs, action_mask) -> int, got {o!r}; "
-                + _name_hint(game, env_id, example)
+                f"an opponent must have act(obs, action_mask) -> int, got {o!r}; " + _name_hint(game, env_id, example)
             )
     return given
 

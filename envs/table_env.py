@@ -46,8 +46,15 @@ class TableEnv(gym.Env):
     fallback: tuple[str, Optional[int]] = ("first_legal", None)
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
 
-    def __init__(self, opponent: Any = None, n_players: Optional[int] = None, agent_seat: int | str = "random",
-                 illegal_action: Optional[str] = None, render_mode: Optional[str] = None, **options):
+    def __init__(
+        self,
+        opponent: Any = None,
+        n_players: Optional[int] = None,
+        agent_seat: int | str = "random",
+        illegal_action: Optional[str] = None,
+        render_mode: Optional[str] = None,
+        **options,
+    ):
         game = self.spec_of_game
         self.n_players = game.check_players(game.min_players if n_players is None else n_players, "n_players")
         self.options = game.check_options(options)
@@ -83,8 +90,9 @@ class TableEnv(gym.Env):
         policies.reseed_opponents(self.opponents, self.np_random)
         self._agents = policies.table(self.seat, self.opponents)
         dice = options.get("dice") or RandomDice(self.np_random)
-        self.game = self.spec_of_game.new_game(self.n_players, dice=dice, first_player=options.get("first_player"),
-                                               **self.options)
+        self.game = self.spec_of_game.new_game(
+            self.n_players, dice=dice, first_player=options.get("first_player"), **self.options
+        )
         self._ended = False
         self._narrator = self.spec_of_game.narrator(self.n_players, ["bot"] * self.n_players, you=self.seat)
         self._shown = 0
@@ -111,7 +119,9 @@ class TableEnv(gym.Env):
             self._advance()
         elif not 0 <= action < self.spec_of_game.n_actions:
             if self.illegal_action == "raise":
-                raise engine.IllegalAction(f"an action is an integer in 0..{self.spec_of_game.n_actions - 1}, got {action}")
+                raise engine.IllegalAction(
+                    f"an action is an integer in 0..{self.spec_of_game.n_actions - 1}, got {action}"
+                )
             extra["illegal_action"] = True
         done = self._decided()
         reward = self._reward() if done else 0.0
@@ -133,7 +143,7 @@ class TableEnv(gym.Env):
             return None
         if self.game is None:
             return None
-        lines = self._narrator.lines(self.game.events[self._shown:])
+        lines = self._narrator.lines(self.game.events[self._shown :])
         self._shown = len(self.game.events)
         text = "\n".join(lines + self._status())
         if self.render_mode == "ansi":
@@ -166,16 +176,21 @@ class TableEnv(gym.Env):
                 return names.index(seat)
         elif not isinstance(seat, (bool, np.bool_)) and isinstance(seat, (int, np.integer)) and 0 <= seat < n:
             return int(seat)
-        raise ValueError(f"agent_seat must be a seat 0..{n - 1}, its name ({', '.join(map(repr, names))}) "
-                         f"or 'random', got {seat!r}")
+        raise ValueError(
+            f"agent_seat must be a seat 0..{n - 1}, its name ({', '.join(map(repr, names))}) or 'random', got {seat!r}"
+        )
 
     def _decided(self) -> bool:
         return self.game.outcome(self.seat) is not None
 
     def _advance(self) -> None:
         """Let the opponents play until the agent has a choice or its fate is known."""
-        engine.play_out(self.game, self._agents, self.spec_of_game.codec,
-                        until=lambda game: game.current_player == self.seat or game.outcome(self.seat) is not None)
+        engine.play_out(
+            self.game,
+            self._agents,
+            self.spec_of_game.codec,
+            until=lambda game: game.current_player == self.seat or game.outcome(self.seat) is not None,
+        )
 
     def _obs(self) -> np.ndarray:
         return self.spec_of_game.codec.observe(self.game, self.seat)

@@ -45,7 +45,7 @@ def _started_as_play_main() -> bool:
     while i < len(argv):
         arg = argv[i]
         if arg == "-m":
-            return argv[i + 1: i + 2] == ["play"]
+            return argv[i + 1 : i + 2] == ["play"]
         if arg.startswith("-m"):
             return arg == "-mplay"
         if not arg.startswith("-") or arg.startswith("-c") or arg == "-":
@@ -125,13 +125,19 @@ def _check_path(name: str, option: str, bot_files: tuple[str, ...] = ()) -> None
         if path.is_dir() and path.suffix in bot_files:
             raise AgentLoadError(f"{option} {name}: is a folder, not a {path.suffix} bot file of the game")
         if path.is_dir():
-            raise AgentLoadError(f"{option} {name}: is a folder, not a checkpoint; give the NAME.pt file in it "
-                                 "that python -m train saved (NAME.json next to it)")
+            raise AgentLoadError(
+                f"{option} {name}: is a folder, not a checkpoint; give the NAME.pt file in it "
+                "that python -m train saved (NAME.json next to it)"
+            )
         if path.exists() and path.suffix not in (*CHECKPOINT_SUFFIXES, *bot_files) and not Path(f"{name}.pt").exists():
-            raise AgentLoadError(f"{option} {name}: not a checkpoint; a checkpoint is a NAME.pt file with its "
-                                 "NAME.json next to it, as python -m train saves them")
+            raise AgentLoadError(
+                f"{option} {name}: not a checkpoint; a checkpoint is a NAME.pt file with its "
+                "NAME.json next to it, as python -m train saves them"
+            )
     except OSError as e:  # a name too long for the file system, a path it cannot look into
-        raise AgentLoadError(f"{option} {one_line(name, 60)}: cannot look for a checkpoint there ({e.strerror or e})") from None
+        raise AgentLoadError(
+            f"{option} {one_line(name, 60)}: cannot look for a checkpoint there ({e.strerror or e})"
+        ) from None
 
 
 def one_line(text: str, limit: int = 240) -> str:
@@ -169,8 +175,7 @@ def default_opponent(spec: games.GameSpec, players: int, options: dict) -> str:
     return name
 
 
-def check_fit(game: str, agent: Agent, name: str, option: str, players: int, options: dict,
-              exact: bool = False) -> str:
+def check_fit(game: str, agent: Agent, name: str, option: str, players: int, options: dict, exact: bool = False) -> str:
     """Whether a trained agent (a checkpoint) can play this table.
 
     Raises :class:`AgentLoadError` when it cannot (its observations have another
@@ -194,7 +199,9 @@ def check_fit(game: str, agent: Agent, name: str, option: str, players: int, opt
                 f"{space.shape[0]} numbers); a {spec.name} table of {players} shows {want[0]}: "
                 f"pick a bot made for {players} players"
             )
-    differ = [o.name for o in spec.options if o.name in trained and o.name in options and trained[o.name] != options[o.name]]
+    differ = [
+        o.name for o in spec.options if o.name in trained and o.name in options and trained[o.name] != options[o.name]
+    ]
     if not differ:
         return ""
     was = ", ".join(f"{k} {trained[k]}" for k in differ)
@@ -227,7 +234,10 @@ def progress_printer(err: TextIO = sys.stderr, every: float = 10.0) -> Callable[
         if now - last[0] >= every and done < total:
             last[0] = now
             rate = done / (now - start)
-            print(f"  ... {done}/{total} games, {now - start:.0f} s, about {(total - done) / rate:.0f} s to go",
-                  file=err, flush=True)
+            print(
+                f"  ... {done}/{total} games, {now - start:.0f} s, about {(total - done) / rate:.0f} s to go",
+                file=err,
+                flush=True,
+            )
 
     return progress

@@ -24,8 +24,18 @@ import games
 from core.narrate import wrap
 from play.web import cli as web_cli
 from core.files import FileRefused, check_output
-from play import (INTERRUPTED, AgentLoadError, UsageError, check_fit, default_opponent, derive_seed, interrupted_at_once,
-                  load_agent, one_torch_thread, progress_printer)
+from play import (
+    INTERRUPTED,
+    AgentLoadError,
+    UsageError,
+    check_fit,
+    default_opponent,
+    derive_seed,
+    interrupted_at_once,
+    load_agent,
+    one_torch_thread,
+    progress_printer,
+)
 
 PROG = "python -m play"
 
@@ -43,8 +53,6 @@ examples:
   python -m play export 420 --agent optimal --out optimal420.csv
   python -m play web --port 8420          (needs: pip install -e ".[web]")
 """
-
-
 
 
 def _whole(text: str, low: int, high: int, why: str = "") -> int:
@@ -82,12 +90,17 @@ def _seat(spec: games.GameSpec, text: str, players: int) -> str | int:
 def _add_options(p: argparse.ArgumentParser, spec: games.GameSpec | None) -> None:
     """The game's options (421: --pot) as command-line options; for a generic command, all of them."""
     seen = set()
-    for s in ([spec] if spec is not None else [games.get(n) for n in games.names()]):
+    for s in [spec] if spec is not None else [games.get(n) for n in games.names()]:
         for o in s.options:
             if o.name not in seen:
                 seen.add(o.name)
-                p.add_argument(f"--{o.name}", type=_option_type(o), default=None, metavar="N",
-                               help=f"{s.name}: {o.help} (default: {o.default}; {o.low} to {o.high})")
+                p.add_argument(
+                    f"--{o.name}",
+                    type=_option_type(o),
+                    default=None,
+                    metavar="N",
+                    help=f"{s.name}: {o.help} (default: {o.default}; {o.low} to {o.high})",
+                )
 
 
 _option_type = option_type
@@ -96,8 +109,11 @@ _option_type = option_type
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description=wrap(f"Dice games ({', '.join(games.names())}) in the terminal: play a bot, pit bots against "
-                         "each other, evaluate a bot exactly, export its policy.", indent=""),
+        description=wrap(
+            f"Dice games ({', '.join(games.names())}) in the terminal: play a bot, pit bots against "
+            "each other, evaluate a bot exactly, export its policy.",
+            indent="",
+        ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -113,22 +129,43 @@ def build_parser() -> argparse.ArgumentParser:
             description=f"Play {name} ({spec.title}) against bots in the terminal. At your turn type "
             f'{spec.how_to_move}; "?" explains the rules, "legal" lists your legal moves, "q" quits.',
         )
-        p.add_argument("--players", type=int, choices=list(spec.players), default=2,
-                       help=f"{spec.min_players} to {spec.max_players} players, you included (default: 2)")
         p.add_argument(
-            "--opponent", action="append", default=None, metavar="NAME",
+            "--players",
+            type=int,
+            choices=list(spec.players),
+            default=2,
+            help=f"{spec.min_players} to {spec.max_players} players, you included (default: 2)",
+        )
+        p.add_argument(
+            "--opponent",
+            action="append",
+            default=None,
+            metavar="NAME",
             help=f"the bot(s) to play ({_bot_list(name)}, or a checkpoint file; default: "
             f"{spec.default_bot.get(2, spec.suggested_bot)} with 2 players). Give it once (every opponent) or "
             "once per opponent, in seat order after yours",
         )
         two = spec.narrator(2)
-        p.add_argument("--seat", default="random", metavar="N|random",
-                       help=f"your seat: 1..players, or its name ({two.seat_name(0)}, {two.seat_name(1)}, ...); "
-                       "default: random")
+        p.add_argument(
+            "--seat",
+            default="random",
+            metavar="N|random",
+            help=f"your seat: 1..players, or its name ({two.seat_name(0)}, {two.seat_name(1)}, ...); default: random",
+        )
         _add_options(p, spec)
-        p.add_argument("--seed", type=_seed, default=None,
-                       help=f"seed for the dice (and a random seat/bot), 0 to {MAX_SEED}: the same seed replays the session")
-        p.add_argument("--games", type=_positive, default=1, metavar="N", help="play N games in a row with a running score (default: 1)")
+        p.add_argument(
+            "--seed",
+            type=_seed,
+            default=None,
+            help=f"seed for the dice (and a random seat/bot), 0 to {MAX_SEED}: the same seed replays the session",
+        )
+        p.add_argument(
+            "--games",
+            type=_positive,
+            default=1,
+            metavar="N",
+            help="play N games in a row with a running score (default: 1)",
+        )
 
     p = sub.add_parser(
         "match",
@@ -140,12 +177,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("game", choices=games.names(), help="the game")
     p.add_argument("--agent", required=True, metavar="A", help=agents_help)
     p.add_argument("--opponent", required=True, metavar="B", help=agents_help)
-    p.add_argument("--opponent2", default=None, metavar="C", help="with 3 or more players: the third agent (default: --opponent)")
-    p.add_argument("--players", type=int, default=None, metavar="N", help="players at the table (default: 3 with --opponent2, else 2)")
+    p.add_argument(
+        "--opponent2", default=None, metavar="C", help="with 3 or more players: the third agent (default: --opponent)"
+    )
+    p.add_argument(
+        "--players",
+        type=int,
+        default=None,
+        metavar="N",
+        help="players at the table (default: 3 with --opponent2, else 2)",
+    )
     _add_options(p, None)
     p.add_argument("--games", type=_games, default=1000, metavar="N", help="number of games (default: 1000)")
-    p.add_argument("--seed", type=_seed, default=None,
-                   help=f"seed for the dice and the bots, 0 to {MAX_SEED} (default: drawn and printed)")
+    p.add_argument(
+        "--seed",
+        type=_seed,
+        default=None,
+        help=f"seed for the dice and the bots, 0 to {MAX_SEED} (default: drawn and printed)",
+    )
 
     p = sub.add_parser(
         "evaluate",
@@ -161,20 +210,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("game", choices=games.names(), help="the game")
     p.add_argument("--agent", required=True, metavar="NAME", help=f"{agents_help}, or 'all' for every bot")
     p.add_argument("--exact", action="store_true", help="compute exact win probabilities with the solver")
-    p.add_argument("--players", type=int, default=2, metavar="N",
-                   help="players at the table (default: 2; " + ", ".join(
-                       f"{n}: {games.get(n).min_players} to {games.get(n).max_players}" for n in games.names()) + ")")
-    p.add_argument("--opponent", default=None, metavar="A",
-                   help="the agent at seat 2 and, unless --opponent2, at every other seat (default: --agent itself)")
+    p.add_argument(
+        "--players",
+        type=int,
+        default=2,
+        metavar="N",
+        help="players at the table (default: 2; "
+        + ", ".join(f"{n}: {games.get(n).min_players} to {games.get(n).max_players}" for n in games.names())
+        + ")",
+    )
+    p.add_argument(
+        "--opponent",
+        default=None,
+        metavar="A",
+        help="the agent at seat 2 and, unless --opponent2, at every other seat (default: --agent itself)",
+    )
     p.add_argument("--opponent2", default=None, metavar="B", help="with 3 or more players: the agent at seat 3")
     explained = [n for n in games.names() if games.get(n).explain]
-    p.add_argument("--explain", type=_positive, nargs="?", const=10, default=None, metavar="K",
-                   help=f"with --exact, two players ({', '.join(explained)}): where the gap to the optimum "
-                   "goes, by decision and tokens, and the K largest losses (default 10)")
+    p.add_argument(
+        "--explain",
+        type=_positive,
+        nargs="?",
+        const=10,
+        default=None,
+        metavar="K",
+        help=f"with --exact, two players ({', '.join(explained)}): where the gap to the optimum "
+        "goes, by decision and tokens, and the K largest losses (default 10)",
+    )
     _add_options(p, None)
-    p.add_argument("--games", type=_games, default=1000, metavar="N", help="games per agent without --exact (default: 1000)")
-    p.add_argument("--seed", type=_seed, default=None,
-                   help=f"seed for the simulated games, 0 to {MAX_SEED} (default: drawn and printed)")
+    p.add_argument(
+        "--games", type=_games, default=1000, metavar="N", help="games per agent without --exact (default: 1000)"
+    )
+    p.add_argument(
+        "--seed",
+        type=_seed,
+        default=None,
+        help=f"seed for the simulated games, 0 to {MAX_SEED} (default: drawn and printed)",
+    )
 
     exportable = [n for n in games.names() if games.get(n).export]
     p = sub.add_parser(
@@ -187,12 +259,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("game", choices=exportable, help="the game")
     p.add_argument("--agent", required=True, metavar="NAME", help=agents_help)
-    p.add_argument("--out", required=True, metavar="FILE.csv",
-                   help="the CSV file to write (atomically; never through a link, to a device or a folder)")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE.csv",
+        help="the CSV file to write (atomically; never through a link, to a device or a folder)",
+    )
     p.add_argument("--force", action="store_true", help="replace --out if it exists")
 
-    p = sub.add_parser("web", help="play in the browser: a page on this machine, with an exact coach",
-                       description=web_cli.DESCRIPTION)
+    p = sub.add_parser(
+        "web", help="play in the browser: a page on this machine, with an exact coach", description=web_cli.DESCRIPTION
+    )
     web_cli.add_arguments(p)
 
     tournament = _tournament_cli()
@@ -223,8 +300,14 @@ def _load(game: str, name: str, seed: Optional[int], option: str):
         raise UsageError(str(e)) from None
 
 
-def _fit(game: str, agents_named: Sequence[tuple[str, str, object]], players: int, options: dict,
-         err: TextIO, exact: bool = False) -> None:
+def _fit(
+    game: str,
+    agents_named: Sequence[tuple[str, str, object]],
+    players: int,
+    options: dict,
+    err: TextIO,
+    exact: bool = False,
+) -> None:
     """Refuse a trained agent that cannot play this table; warn (one line each, on
     ``err``) about one trained for other game options.  ``agents_named``: (option, name, agent)."""
     warned = set()
@@ -286,30 +369,47 @@ def cmd_play(args, out: TextIO, input_fn: Callable[[str], str], err: Optional[Te
         more = f" (use --players {len(names) + 1} for {len(names)} opponents)" if len(names) + 1 in spec.players else ""
         raise UsageError(
             f"--opponent given {len(names)} times for {players} players: give it once (every opponent)"
-            + (f" or {n_opponents} times (one per opponent)" if n_opponents > 1 else "") + more
+            + (f" or {n_opponents} times (one per opponent)" if n_opponents > 1 else "")
+            + more
         )
     names = names * n_opponents if len(names) == 1 else names
     seat = _seat(spec, args.seat, players)
     _check_bots_for(spec, names, players)
     seed, note = _seed_or_draw(args.seed)
     opponents = [_load(spec.name, name, derive_seed(seed, 1 + i), "--opponent") for i, name in enumerate(names)]
-    _fit(spec.name, [("--opponent", n, a) for n, a in zip(names, opponents)], players, options,
-         err if err is not None else sys.stderr)
+    _fit(
+        spec.name,
+        [("--opponent", n, a) for n, a in zip(names, opponents)],
+        players,
+        options,
+        err if err is not None else sys.stderr,
+    )
     one_torch_thread()
     _note(note, out)
     if not spec.view:
         raise UsageError(f"{spec.name} declares no view to play it in the terminal")
     from play.terminal import play_terminal  # the one terminal front-end, over the game's view
 
-    return play_terminal(spec.name, opponents, RandomDice(seed), opponent_names=[_label(n) for n in names], seat=seat,
-                     games=args.games, input_fn=input_fn, out=out, **options)
+    return play_terminal(
+        spec.name,
+        opponents,
+        RandomDice(seed),
+        opponent_names=[_label(n) for n in names],
+        seat=seat,
+        games=args.games,
+        input_fn=input_fn,
+        out=out,
+        **options,
+    )
 
 
 def _match_table(spec: games.GameSpec, args) -> tuple[int, list[str]]:
     """(players, agent names by player) of a match, checked against the game."""
     players = args.players if args.players is not None else 3 if args.opponent2 is not None else 2
     if players not in spec.players:
-        raise UsageError(f"--players {players}: {spec.name} is played by {spec.min_players} to {spec.max_players} players")
+        raise UsageError(
+            f"--players {players}: {spec.name} is played by {spec.min_players} to {spec.max_players} players"
+        )
     if players == 2 and args.opponent2 is not None:
         raise UsageError("--opponent2 needs --players 3 or more")
     names = [args.agent, args.opponent] + ([args.opponent2] if args.opponent2 is not None else [])
@@ -327,15 +427,26 @@ def cmd_match(args, out: TextIO, err: Optional[TextIO] = None) -> int:
     seed, note = _seed_or_draw(args.seed)
     option_names = ("--agent", "--opponent", "--opponent2")
     agents = [_load(spec.name, name, derive_seed(seed, 1 + i), option_names[min(i, 2)]) for i, name in enumerate(names)]
-    _fit(spec.name, [(option_names[min(i, 2)], n, a) for i, (n, a) in enumerate(zip(names, agents))], players,
-         options, err if err is not None else sys.stderr)
+    _fit(
+        spec.name,
+        [(option_names[min(i, 2)], n, a) for i, (n, a) in enumerate(zip(names, agents))],
+        players,
+        options,
+        err if err is not None else sys.stderr,
+    )
     one_torch_thread()
     _note(note, out)
     settings = ", ".join([f"{players} players"] + [f"{k} {v}" for k, v in options.items()])
     result = play_match_n(
-        spec.name, agents, args.games, seed=seed, names=[_label(n) for n in names],
+        spec.name,
+        agents,
+        args.games,
+        seed=seed,
+        names=[_label(n) for n in names],
         progress=progress_printer(err) if err is not None else None,
-        settings=settings, note="A win is not losing; seat 1 moves first.", **options,
+        settings=settings,
+        note="A win is not losing; seat 1 moves first.",
+        **options,
     )
     print(format_match(result), file=out)
     return 0
@@ -344,8 +455,16 @@ def cmd_match(args, out: TextIO, err: Optional[TextIO] = None) -> int:
 EVALUATED_PLAYERS = 2  # export is about two-player games; evaluate takes --players
 
 
-def _agents_to_evaluate(game: str, name: str, seed: Optional[int], out: TextIO, err: TextIO, options: dict,
-                        exact: bool, players: int = EVALUATED_PLAYERS) -> list[tuple[str, object]]:
+def _agents_to_evaluate(
+    game: str,
+    name: str,
+    seed: Optional[int],
+    out: TextIO,
+    err: TextIO,
+    options: dict,
+    exact: bool,
+    players: int = EVALUATED_PLAYERS,
+) -> list[tuple[str, object]]:
     spec = games.get(game)
     if name != "all":
         _check_bots_for(spec, [name], players)
@@ -373,7 +492,9 @@ def _evaluate_table(spec: games.GameSpec, args) -> tuple[int, list[tuple[str, st
     """(players, (option, name) of the opponents by seat from seat 2) of ``evaluate``, checked."""
     players = args.players
     if players not in spec.players:
-        raise UsageError(f"--players {players}: {spec.name} is played by {spec.min_players} to {spec.max_players} players")
+        raise UsageError(
+            f"--players {players}: {spec.name} is played by {spec.min_players} to {spec.max_players} players"
+        )
     if args.opponent is None:
         if args.opponent2 is not None:
             raise UsageError("--opponent2 needs --opponent (the agent at seat 2)")
@@ -395,8 +516,10 @@ def cmd_evaluate(args, out: TextIO, err: Optional[TextIO] = None) -> int:
     players, opponent_names = _evaluate_table(spec, args)
     if args.explain is not None:
         if not spec.explain:
-            raise UsageError(f"--explain: {spec.name} has no gap breakdown "
-                             f"(games with one: {', '.join(n for n in games.names() if games.get(n).explain)})")
+            raise UsageError(
+                f"--explain: {spec.name} has no gap breakdown "
+                f"(games with one: {', '.join(n for n in games.names() if games.get(n).explain)})"
+            )
         if not args.exact or players != 2 or opponent_names:
             raise UsageError("--explain needs --exact and two players (no --players above 2, no --opponent)")
     seed, note = _seed_or_draw(args.seed)
@@ -442,7 +565,9 @@ def cmd_export(args, out: TextIO) -> int:
         n = exporter.write_policy_csv(table, args.out, force=args.force)
     except FileRefused as e:
         raise UsageError(f"--out {e}") from None
-    note = "" if exporter.is_deterministic(table) else f" ({args.agent} is stochastic: each row is its most probable move)"
+    note = (
+        "" if exporter.is_deterministic(table) else f" ({args.agent} is stochastic: each row is its most probable move)"
+    )
     print(f"wrote {n} rows (one per decision state) to {args.out}{note}", file=out)
     return 0
 

@@ -50,9 +50,18 @@ def _own(spec: GameSpec):
     return games.load(spec.evaluate) if spec.evaluate else None
 
 
-def evaluate(spec: GameSpec, rows: Sequence[tuple[str, object]], exact: bool, n_games: int, seed: Optional[int],
-             out: TextIO, err: Optional[TextIO] = None, players: int = 2,
-             opponents: Optional[Sequence[tuple[str, object]]] = None, **options) -> None:
+def evaluate(
+    spec: GameSpec,
+    rows: Sequence[tuple[str, object]],
+    exact: bool,
+    n_games: int,
+    seed: Optional[int],
+    out: TextIO,
+    err: Optional[TextIO] = None,
+    players: int = 2,
+    opponents: Optional[Sequence[tuple[str, object]]] = None,
+    **options,
+) -> None:
     """Each (name, agent) of ``rows``.  Two players and no ``opponents``: exact figures by the
     game's solver, or simulated matches against each of its bots.  Otherwise a table of
     ``players`` seats: the agent at seat 1, ``opponents`` (label, agent) at the others (by
@@ -66,10 +75,13 @@ def evaluate(spec: GameSpec, rows: Sequence[tuple[str, object]], exact: bool, n_
     except ValueError as e:
         raise UsageError(str(e)) from None
     if opponents is not None and len(opponents) != players - 1:
-        raise UsageError(f"{len(opponents)} opponents given for a table of {players}: give {players - 1}, "
-                         "one per other seat")
-    tables = [[(name, agent), *(opponents if opponents is not None else [(name, agent)] * (players - 1))]
-              for name, agent in rows]
+        raise UsageError(
+            f"{len(opponents)} opponents given for a table of {players}: give {players - 1}, one per other seat"
+        )
+    tables = [
+        [(name, agent), *(opponents if opponents is not None else [(name, agent)] * (players - 1))]
+        for name, agent in rows
+    ]
     if exact:
         print_exact_tables(spec, tables, out, options, err)
     else:
@@ -123,8 +135,15 @@ def _exact_two(spec: GameSpec, rows, n_games, seed, out: TextIO, err, options: d
         tables = {bot: agents.bot_table(spec.name, bot, **options) for bot in bots}
     except ValueError as e:  # e.g. a solver that refuses the options (Pig's goals over 200)
         raise UsageError(f"exact evaluation failed: {str(e).splitlines()[0]}") from None
-    print(wrap(f"{spec.name}, exact: each agent against each two-player bot ({', '.join(bots)})"
-               + (f", {setting}" if setting else "") + ", by the game's solver.", indent=""), file=out)
+    print(
+        wrap(
+            f"{spec.name}, exact: each agent against each two-player bot ({', '.join(bots)})"
+            + (f", {setting}" if setting else "")
+            + ", by the game's solver.",
+            indent="",
+        ),
+        file=out,
+    )
     for name, agent in rows:
         try:
             figures = solver.exact_figures(agent, tables, **options)
@@ -135,27 +154,38 @@ def _exact_two(spec: GameSpec, rows, n_games, seed, out: TextIO, err, options: d
             print(line, file=out, flush=True)
 
 
-def _simulated_two(spec: GameSpec, rows, n_games: int, seed: Optional[int], out: TextIO, err: Optional[TextIO],
-                   options: dict) -> None:
+def _simulated_two(
+    spec: GameSpec, rows, n_games: int, seed: Optional[int], out: TextIO, err: Optional[TextIO], options: dict
+) -> None:
     bots = list(spec.bots_for(2))
     setting = _option_text(options)
     progress = progress_printer(err) if err is not None else None
-    print(wrap(f"{spec.name}, simulated: each agent against each bot ({', '.join(bots)}), {n_games} "
-               f"two-player games each" + (f" ({setting}, seed {seed})" if setting else f" (seed {seed})")
-               + ", each seat held in half of them.", indent=""), file=out)
+    print(
+        wrap(
+            f"{spec.name}, simulated: each agent against each bot ({', '.join(bots)}), {n_games} "
+            f"two-player games each"
+            + (f" ({setting}, seed {seed})" if setting else f" (seed {seed})")
+            + ", each seat held in half of them.",
+            indent="",
+        ),
+        file=out,
+    )
     for name, agent in rows:
         results = []
         for k, bot in enumerate(bots):
             opponent = agents.make_agent(spec.name, bot, derive_seed(seed, 100 + k))
-            results.append(play_match_n(spec.name, [agent, opponent], n_games, seed=seed, names=(name, bot),
-                                        progress=progress, **options))
+            results.append(
+                play_match_n(
+                    spec.name, [agent, opponent], n_games, seed=seed, names=(name, bot), progress=progress, **options
+                )
+            )
         print(file=out)
         print(format_against(name, results), file=out, flush=True)
 
 
 # --- a table of N seats -----------------------------------------------------------------
 def _label(name: str) -> str:
-    return name if len(name) <= LABEL_W else "..." + name[-(LABEL_W - 3):]
+    return name if len(name) <= LABEL_W else "..." + name[-(LABEL_W - 3) :]
 
 
 def _setting(spec: GameSpec, players: int, options: dict, *more: str) -> str:
@@ -177,24 +207,38 @@ def format_table(spec: GameSpec, labels: Sequence[str], figures: Sequence[tuple[
     width = max(len("agent"), *(len(_label(n)) for n in labels))
     lines = [f"{'seat':<{seat_w}}  {'agent':<{width}}  {'P(not losing)':>13}  {'best reply':>10}  {'regret (pp)':>11}"]
     for seat, name, (value, best) in zip(seats, labels, figures):
-        lines.append(f"{seat:<{seat_w}}  {_label(name):<{width}}  {value:>13.6f}  {best:>10.6f}  "
-                     f"{pp(best - value):>11.4f}")
+        lines.append(
+            f"{seat:<{seat_w}}  {_label(name):<{width}}  {value:>13.6f}  {best:>10.6f}  {pp(best - value):>11.4f}"
+        )
     return lines
 
 
-def print_exact_tables(spec: GameSpec, tables: Sequence[Sequence[tuple[str, object]]], out: TextIO,
-                       options: dict, err: Optional[TextIO] = None, every: float = 10.0) -> None:
+def print_exact_tables(
+    spec: GameSpec,
+    tables: Sequence[Sequence[tuple[str, object]]],
+    out: TextIO,
+    options: dict,
+    err: Optional[TextIO] = None,
+    every: float = 10.0,
+) -> None:
     """Each table's exact per-seat figures (``table_figures`` of the game's evaluations);
     while one is computed, a line on ``err`` every ``every`` seconds (:class:`Heartbeat`)."""
     players = len(tables[0]) if tables else 2
     own = _own(spec)
     if own is None or not hasattr(own, "table_figures"):
-        raise UsageError(f"{spec.name} offers no exact evaluation at a table of {players} players or against chosen "
-                         "opponents yet: evaluate it without --exact (simulated games), or exactly at two players "
-                         "against its bots")
-    print(wrap(f"Exact P(not losing) at a table of {players} ({_setting(spec, players, options)}), each seat's "
-               "best reply to the others and its regret (best reply minus the seat, in percentage points):",
-               indent=""), file=out)
+        raise UsageError(
+            f"{spec.name} offers no exact evaluation at a table of {players} players or against chosen "
+            "opponents yet: evaluate it without --exact (simulated games), or exactly at two players "
+            "against its bots"
+        )
+    print(
+        wrap(
+            f"Exact P(not losing) at a table of {players} ({_setting(spec, players, options)}), each seat's "
+            "best reply to the others and its regret (best reply minus the seat, in percentage points):",
+            indent="",
+        ),
+        file=out,
+    )
     memo: dict = {}  # kept for the whole evaluation: an agent is tabulated once for all its tables
     for table in tables:
         labels = [name for name, _ in table]
@@ -212,8 +256,9 @@ def print_exact_tables(spec: GameSpec, tables: Sequence[Sequence[tuple[str, obje
         print("\n".join(format_table(spec, labels, figures)), file=out, flush=True)
 
 
-def simulate_table(spec: GameSpec, agents_by_seat: Sequence[object], n_games: int, seed: Optional[int],
-                   progress=None, **options) -> np.ndarray:
+def simulate_table(
+    spec: GameSpec, agents_by_seat: Sequence[object], n_games: int, seed: Optional[int], progress=None, **options
+) -> np.ndarray:
     """Games not lost by each seat (its return above 0: with one winner, games won) in ``n_games``
     engine games with the seats fixed (the first player as the rules have it), all dice from
     one ``RandomDice(seed)``."""
@@ -227,16 +272,29 @@ def simulate_table(spec: GameSpec, agents_by_seat: Sequence[object], n_games: in
     return kept
 
 
-def print_simulated_tables(spec: GameSpec, tables: Sequence[Sequence[tuple[str, object]]], n_games: int,
-                           seed: Optional[int], out: TextIO, err: Optional[TextIO], options: dict) -> None:
+def print_simulated_tables(
+    spec: GameSpec,
+    tables: Sequence[Sequence[tuple[str, object]]],
+    n_games: int,
+    seed: Optional[int],
+    out: TextIO,
+    err: Optional[TextIO],
+    options: dict,
+) -> None:
     """Each table's P(not losing) by seat over ``n_games`` engine games, with 95% Wilson intervals."""
     if n_games < 1:
         raise UsageError(f"--games {n_games}: a simulation needs at least one game")
     players = len(tables[0]) if tables else 2
     progress = progress_printer(err) if err is not None else None
     more = (f"{n_games} games",) + ((f"seed {seed}",) if seed is not None else ())
-    print(wrap(f"Simulated P(not losing) at a table of {players} ({_setting(spec, players, options, *more)}; "
-               "--exact gives exact figures):", indent=""), file=out)
+    print(
+        wrap(
+            f"Simulated P(not losing) at a table of {players} ({_setting(spec, players, options, *more)}; "
+            "--exact gives exact figures):",
+            indent="",
+        ),
+        file=out,
+    )
     seats = _seat_names(spec, players)
     seat_w = max(len("seat"), *(len(s) for s in seats))
     for table in tables:
@@ -254,8 +312,10 @@ def explain(spec: GameSpec, rows: Sequence[tuple[str, object]], out: TextIO, top
     """``evaluate GAME --exact --explain``: where each agent's exact gap to the optimum goes
     (``GameSpec.explain``), and the ``top`` largest losses."""
     if not spec.explain:
-        raise UsageError(f"--explain: {spec.name} has no gap breakdown "
-                         f"(games with one: {', '.join(n for n in games.names() if games.get(n).explain)})")
+        raise UsageError(
+            f"--explain: {spec.name} has no gap breakdown "
+            f"(games with one: {', '.join(n for n in games.names() if games.get(n).explain)})"
+        )
     lines_of = games.load(spec.explain)
     for name, agent in rows:
         try:

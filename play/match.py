@@ -174,7 +174,11 @@ def play_match_n(
     if games < 1:
         raise ValueError(f"a match needs at least one game, got {games}")
     n = len(players)
-    names = tuple(names) if names is not None else tuple(getattr(p, "name", None) or chr(ord("A") + i) for i, p in enumerate(players))
+    names = (
+        tuple(names)
+        if names is not None
+        else tuple(getattr(p, "name", None) or chr(ord("A") + i) for i, p in enumerate(players))
+    )
     if len(names) != n:
         raise ValueError(f"{n} players but {len(names)} names")
     if seat_names is None:
@@ -214,12 +218,17 @@ def format_match(result: MatchResult, confidence: float = 0.95) -> str:
         rotation = f"seats alternate ({names[0]} is {result.seat_names[0]} in odd-numbered games)"
     else:
         orders = len(seatings(len(names)))
-        rotation = (f"seats rotate through all {orders} orders" if len(names) <= ALL_ORDERS_UP_TO
-                    else f"seats rotate through the {orders} cyclic shifts")
+        rotation = (
+            f"seats rotate through all {orders} orders"
+            if len(names) <= ALL_ORDERS_UP_TO
+            else f"seats rotate through the {orders} cyclic shifts"
+        )
     lines = [
-        wrap(f"{result.game} match: {' vs '.join(result.names)}, {result.n_games} games"
-             + (f", {result.settings}" if result.settings else "")
-             + (f", seed {result.seed}" if result.seed is not None else "")),
+        wrap(
+            f"{result.game} match: {' vs '.join(result.names)}, {result.n_games} games"
+            + (f", {result.settings}" if result.settings else "")
+            + (f", seed {result.seed}" if result.seed is not None else "")
+        ),
         wrap(f"({rotation})"),
         *([result.note] if result.note else []),
         f"{'':<{width}}  {'':<{seat_w}}  win rate [{pct} Wilson CI]  (wins/games)",

@@ -70,8 +70,13 @@ def ask_move(
             return command.action
 
 
-def play_series(say: Callable[[str], None], play_game: Callable[[], object], games: int,
-                tally: Callable[[], str], finished: Callable[[], int]) -> int:
+def play_series(
+    say: Callable[[str], None],
+    play_game: Callable[[], object],
+    games: int,
+    tally: Callable[[], str],
+    finished: Callable[[], int],
+) -> int:
     """Play ``games`` games in a row with a running score (``tally()``, e.g. "you 2, bot 1").
 
     Quitting (``QuitGame``) ends the series with the final score; the exit code is 0 either way."""

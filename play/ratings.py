@@ -20,7 +20,7 @@ FINISH_NOTES = {
 
 
 def finish_ranking(game: str) -> str:
-    """"left", "tied" or "winner": how ``game``'s finishing orders rank the players (the
+    """ "left", "tied" or "winner": how ``game``'s finishing orders rank the players (the
     registry's ``finish_ranking``)."""
     return registry.get(game).finish_ranking
 
@@ -55,8 +55,9 @@ def openskill_ratings(log: Sequence[Sequence[int]], n_entries: int, ranking: str
     return [{"mu": float(r.mu), "sigma": float(r.sigma), "ordinal": float(r.ordinal())} for r in ratings]
 
 
-def bradley_terry(wins: np.ndarray, confidence: float = 0.95, tol: float = 1e-10,
-                  max_steps: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def bradley_terry(
+    wins: np.ndarray, confidence: float = 0.95, tol: float = 1e-10, max_steps: int = 200
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bradley-Terry ratings from head-to-head results, ``wins[i, j]`` = games i won
     against j: (rating, low, high) on the Elo scale (400 / ln 10 per unit of
     log-odds), centred on mean 0, with a ``confidence`` interval from the standard

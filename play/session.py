@@ -79,7 +79,7 @@ class Session:
 
     def new_events(self) -> list[dict]:
         """The events since the last call (the game's own records)."""
-        events = self.game.events[self._read:]
+        events = self.game.events[self._read :]
         self._read = len(self.game.events)
         return events
 

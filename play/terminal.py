@@ -40,8 +40,18 @@ InputFn = Callable[[str], str]
 class TerminalGame:
     """A series of games of ``game`` between a person and one bot per other seat."""
 
-    def __init__(self, game: str, opponents: Sequence, dice: DiceSource, *, opponent_names=None,
-                 seat: str | int = "random", input_fn: InputFn = input, out: Optional[TextIO] = None, **options):
+    def __init__(
+        self,
+        game: str,
+        opponents: Sequence,
+        dice: DiceSource,
+        *,
+        opponent_names=None,
+        seat: str | int = "random",
+        input_fn: InputFn = input,
+        out: Optional[TextIO] = None,
+        **options,
+    ):
         self.spec = games.get(game)
         if not self.spec.view:
             raise ValueError(f"{self.spec.name} declares no view to play it in the terminal")
@@ -62,13 +72,16 @@ class TerminalGame:
         self.asked = False
 
     def _seat(self, seat: str | int) -> str | int:
-        """"random", a seat 0..n-1, or a seat's name at this table ("red")."""
+        """ "random", a seat 0..n-1, or a seat's name at this table ("red")."""
         names = [self.spec.narrator(self.n_players).seat_name(s).lower() for s in range(self.n_players)]
         if isinstance(seat, str) and seat.lower() in names:
             return names.index(seat.lower())
-        if not (seat == "random" or (isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < self.n_players)):
-            raise ValueError(f"seat must be 'random', a seat 0..{self.n_players - 1} or its name "
-                             f"({', '.join(names)}), got {seat!r}")
+        if not (
+            seat == "random" or (isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < self.n_players)
+        ):
+            raise ValueError(
+                f"seat must be 'random', a seat 0..{self.n_players - 1} or its name ({', '.join(names)}), got {seat!r}"
+            )
         return seat
 
     def say(self, text: str = "") -> None:
@@ -80,8 +93,13 @@ class TerminalGame:
     def run(self, n_games: int = 1) -> int:
         bots = self.names[0] if len(set(self.names)) == 1 else "the bots"
         tally = getattr(self.view, "tally", None) or (lambda mine, theirs, bots: f"you {mine}, {bots} {theirs}")
-        return play_series(self.say, self.play_game, n_games, lambda: tally(self.score[0], self.score[1], bots),
-                           lambda: sum(self.score))
+        return play_series(
+            self.say,
+            self.play_game,
+            n_games,
+            lambda: tally(self.score[0], self.score[1], bots),
+            lambda: sum(self.score),
+        )
 
     def play_game(self) -> float:
         """One game to the end; the person's outcome (+1 not losing, -1 losing).  Raises ``QuitGame``."""
@@ -119,8 +137,15 @@ class TerminalGame:
             first, self.asked = not self.asked, True
             return self.view.prompt(game, seat, first)
 
-        return ask_move(self.input_fn, self.say, prompt, lambda line: read_command(line, parse), self.view.HELP,
-                        lambda: self.view.legal_text(game), IllegalAction)
+        return ask_move(
+            self.input_fn,
+            self.say,
+            prompt,
+            lambda line: read_command(line, parse),
+            self.view.HELP,
+            lambda: self.view.legal_text(game),
+            IllegalAction,
+        )
 
 
 def read_command(line: str, parse: Callable[[str], int]) -> Command:
@@ -130,12 +155,23 @@ def read_command(line: str, parse: Callable[[str], int]) -> Command:
     return command if command is not None else Command("move", parse(line))
 
 
-def play_terminal(game: str, opponents, dice: DiceSource, *, opponent_names=None, seat: str | int = "random",
-                  games: int = 1, input_fn: InputFn = input, out: Optional[TextIO] = None, **options) -> int:
+def play_terminal(
+    game: str,
+    opponents,
+    dice: DiceSource,
+    *,
+    opponent_names=None,
+    seat: str | int = "random",
+    games: int = 1,
+    input_fn: InputFn = input,
+    out: Optional[TextIO] = None,
+    **options,
+) -> int:
     """Play ``games`` games against ``opponents`` in the terminal; returns the exit code
     (0, also when the person quits or presses Ctrl-C)."""
-    terminal = TerminalGame(game, opponents, dice, opponent_names=opponent_names, seat=seat, input_fn=input_fn,
-                            out=out, **options)
+    terminal = TerminalGame(
+        game, opponents, dice, opponent_names=opponent_names, seat=seat, input_fn=input_fn, out=out, **options
+    )
     try:
         return terminal.run(games)
     except KeyboardInterrupt:

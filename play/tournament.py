@@ -77,14 +77,18 @@ class Tournament:
         return float(np.mean([t.exact[t.players.index(entry)] for t in sat]))
 
     def mean_place(self, entry: int) -> float:
-        counts = sum((t.places[t.players.index(entry)] for t in self.tables if entry in t.players),
-                     np.zeros(self.n_players))
+        counts = sum(
+            (t.places[t.players.index(entry)] for t in self.tables if entry in t.players), np.zeros(self.n_players)
+        )
         return float(counts @ np.arange(1, self.n_players + 1) / counts.sum())
 
     def ranking(self) -> list[int]:
         """Entries best first: by Bradley-Terry heads-up, else by openskill's ordinal."""
-        key = ((lambda e: self.bradley_terry[e]["elo"]) if self.bradley_terry is not None
-               else (lambda e: self.openskill[e]["ordinal"]))
+        key = (
+            (lambda e: self.bradley_terry[e]["elo"])
+            if self.bradley_terry is not None
+            else (lambda e: self.openskill[e]["ordinal"])
+        )
         return sorted(range(len(self.labels)), key=lambda e: (-key(e), e))
 
 
@@ -143,9 +147,14 @@ def run_tournament(
 
         done = t * per_table
         match = play_match_n(
-            game, agents, per_table, seed=derive_seed(table_seed, 0), names=[labels[e] for e in players],
+            game,
+            agents,
+            per_table,
+            seed=derive_seed(table_seed, 0),
+            names=[labels[e] for e in players],
             progress=(lambda d, _n, done=done: progress(done + d, total)) if progress is not None else None,
-            on_game=on_game, **options,
+            on_game=on_game,
+            **options,
         )
         table = Table(t + 1, tuple(players), table_seed, match, places)
         if evaluator is None:
@@ -218,8 +227,13 @@ def exact_heads_up(game: str, agents: Sequence[Agent], orders, options: dict, me
     tables = []
     for agent in agents:
         try:
-            tables.append(_memo(memo, (game, id(agent), key),
-                                lambda a=agent: solver.policy_table(a, **_accepted(solver.policy_table, options))))
+            tables.append(
+                _memo(
+                    memo,
+                    (game, id(agent), key),
+                    lambda a=agent: solver.policy_table(a, **_accepted(solver.policy_table, options)),
+                )
+            )
         except ValueError as e:
             raise NoExactFigure(f"the solver cannot tabulate {_agent_label(agent)}: {e}") from None
     first, second = solver.win_probabilities(*tables, **_accepted(solver.win_probabilities, options))
@@ -259,8 +273,10 @@ def order_description(n_players: int) -> str:
     orders = seatings(n_players)
     if n_players <= ALL_ORDERS_UP_TO:
         return f"each of the {len(orders)} seat orders"
-    return (f"each of the {len(orders)} cyclic shifts of the seats ({n_players}! = {math.factorial(n_players):,} "
-            "orders would be too many; each player still holds each seat equally often)")
+    return (
+        f"each of the {len(orders)} cyclic shifts of the seats ({n_players}! = {math.factorial(n_players):,} "
+        "orders would be too many; each player still holds each seat equally often)"
+    )
 
 
 def format_tournament(t: Tournament, confidence: float = 0.95) -> str:
@@ -273,14 +289,24 @@ def format_tournament(t: Tournament, confidence: float = 0.95) -> str:
     settings = ", ".join(f"{k} {v}" for k, v in t.options.items())
     any_exact = any(tb.exact is not None for tb in t.tables)
     lines = [
-        wrap(f"{t.game} tournament, {t.n_players} players" + (f", {settings}" if settings else "")
-             + f": {', '.join(t.labels)}; seed {t.seed}"),
-        wrap(f"{len(t.tables)} table{'s' if len(t.tables) != 1 else ''} (every {t.n_players} of the {n_agents} "
-             f"agents), each {t.games_per_order:,} games in {order_description(t.n_players)}: "
-             f"{per_table:,} games a table, {t.n_games:,} in all."),
-        wrap("A win is not losing; seat 1 moves first."
-             + (" exact: the exact chance of not losing over the same seat orders (* outside the CI)."
-                if any_exact else "")),
+        wrap(
+            f"{t.game} tournament, {t.n_players} players"
+            + (f", {settings}" if settings else "")
+            + f": {', '.join(t.labels)}; seed {t.seed}"
+        ),
+        wrap(
+            f"{len(t.tables)} table{'s' if len(t.tables) != 1 else ''} (every {t.n_players} of the {n_agents} "
+            f"agents), each {t.games_per_order:,} games in {order_description(t.n_players)}: "
+            f"{per_table:,} games a table, {t.n_games:,} in all."
+        ),
+        wrap(
+            "A win is not losing; seat 1 moves first."
+            + (
+                " exact: the exact chance of not losing over the same seat orders (* outside the CI)."
+                if any_exact
+                else ""
+            )
+        ),
     ]
     head = f"{'agent':<{width}}  not losing [{pct} Wilson CI]  (wins/games)" + ("     exact" if any_exact else "")
     for tb in t.tables:
@@ -289,8 +315,10 @@ def format_tournament(t: Tournament, confidence: float = 0.95) -> str:
         for p, e in enumerate(tb.players):
             rate = tb.match.overall(p)
             exact = None if tb.exact is None else float(tb.exact[p])
-            lines.append(f"{_cut(t.labels[e]):<{width}}  {_describe(rate, confidence, cw)}  "
-                         f"{_exact_text(exact, rate, confidence)}".rstrip())
+            lines.append(
+                f"{_cut(t.labels[e]):<{width}}  {_describe(rate, confidence, cw)}  "
+                f"{_exact_text(exact, rate, confidence)}".rstrip()
+            )
         if tb.exact is None and any_exact:
             lines.append(wrap(f"(no exact figure: {tb.exact_note})"))
     notes = {tb.exact_note for tb in t.tables}
@@ -301,8 +329,10 @@ def format_tournament(t: Tournament, confidence: float = 0.95) -> str:
         cw = _count_width([t.overall(e) for e in range(n_agents)])
         for e, label in enumerate(t.labels):
             rate = t.overall(e)
-            lines.append(f"{_cut(label):<{width}}  {_describe(rate, confidence, cw)}  "
-                         f"{_exact_text(t.exact_overall(e), rate, confidence)}".rstrip())
+            lines.append(
+                f"{_cut(label):<{width}}  {_describe(rate, confidence, cw)}  "
+                f"{_exact_text(t.exact_overall(e), rate, confidence)}".rstrip()
+            )
     lines += ["", *format_ratings(t, confidence, width)]
     return "\n".join(lines)
 
@@ -312,26 +342,34 @@ def format_ratings(t: Tournament, confidence: float = 0.95, width: int | None = 
     width = width or max(len("agent"), *(len(_cut(label)) for label in t.labels))
     if t.bradley_terry is not None:
         lines = [
-            wrap(f"Ratings, best first: Bradley-Terry on the Elo scale (mean 0) with its {pct} CI, "
-                 f"and openskill's Plackett-Luce (ordinal = mu - 3 sigma), over {t.n_games:,} games"),
+            wrap(
+                f"Ratings, best first: Bradley-Terry on the Elo scale (mean 0) with its {pct} CI, "
+                f"and openskill's Plackett-Luce (ordinal = mu - 3 sigma), over {t.n_games:,} games"
+            ),
             f"{'agent':<{width}}  {'Elo':>6}  {f'[{pct} CI]':<15}  {'mu':>7}  {'sigma':>6}  {'ordinal':>7}",
         ]
         for e in t.ranking():
             bt, os_ = t.bradley_terry[e], t.openskill[e]
             ci = f"[{bt['low']:+.0f}, {bt['high']:+.0f}]"
-            lines.append(f"{_cut(t.labels[e]):<{width}}  {bt['elo']:+6.0f}  {ci:<15}  {os_['mu']:7.2f}  "
-                         f"{os_['sigma']:6.2f}  {os_['ordinal']:7.2f}")
+            lines.append(
+                f"{_cut(t.labels[e]):<{width}}  {bt['elo']:+6.0f}  {ci:<15}  {os_['mu']:7.2f}  "
+                f"{os_['sigma']:6.2f}  {os_['ordinal']:7.2f}"
+            )
         return lines
     ranked = finish_ranking(t.game) == "left"
     lines = [
-        wrap(f"Ratings, best first: openskill's Plackett-Luce over every game's finishing order "
-             f"({FINISH_NOTES[finish_ranking(t.game)]}; {t.n_games:,} games); ordinal = mu - 3 sigma"),
+        wrap(
+            f"Ratings, best first: openskill's Plackett-Luce over every game's finishing order "
+            f"({FINISH_NOTES[finish_ranking(t.game)]}; {t.n_games:,} games); ordinal = mu - 3 sigma"
+        ),
         f"{'agent':<{width}}  {'mu':>7}  {'sigma':>6}  {'ordinal':>7}" + ("  mean place" if ranked else ""),
     ]
     for e in t.ranking():
         os_ = t.openskill[e]
-        lines.append(f"{_cut(t.labels[e]):<{width}}  {os_['mu']:7.2f}  {os_['sigma']:6.2f}  {os_['ordinal']:7.2f}"
-                     + (f"  {t.mean_place(e):10.3f}" if ranked else ""))
+        lines.append(
+            f"{_cut(t.labels[e]):<{width}}  {os_['mu']:7.2f}  {os_['sigma']:6.2f}  {os_['ordinal']:7.2f}"
+            + (f"  {t.mean_place(e):10.3f}" if ranked else "")
+        )
     return lines
 
 
@@ -345,9 +383,16 @@ def tournament_json(t: Tournament, command: str = "", confidence: float = 0.95) 
     return {
         "command": command,
         "settings": {
-            "game": t.game, "players": t.n_players, "agents": list(t.labels), "games_per_seat_order": t.games_per_order,
-            "seed": t.seed, "options": t.options, "seat_orders": [list(o) for o in t.orders],
-            "games_per_table": t.games_per_order * len(t.orders), "tables": len(t.tables), "games": t.n_games,
+            "game": t.game,
+            "players": t.n_players,
+            "agents": list(t.labels),
+            "games_per_seat_order": t.games_per_order,
+            "seed": t.seed,
+            "options": t.options,
+            "seat_orders": [list(o) for o in t.orders],
+            "games_per_table": t.games_per_order * len(t.orders),
+            "tables": len(t.tables),
+            "games": t.n_games,
             "confidence": confidence,
         },
         "definitions": {
@@ -357,11 +402,11 @@ def tournament_json(t: Tournament, command: str = "", confidence: float = 0.95) 
             "exact": "the exact chance of not losing over the same seat orders, where an exact evaluator exists",
             "finishing_order": f"for the ratings: {FINISH_NOTES[finish_ranking(t.game)]}",
             "places": "places[k]: games the agent finished (k+1)-th, in the order players left the table as "
-                      "winners (the engine's order when two leave at once), the loser last",
+            "winners (the engine's order when two leave at once), the loser last",
             "openskill": "Plackett-Luce (mu 25, sigma 25/3 to start, tau 0), updated game by game with the "
-                         "tables interleaved; ordinal = mu - 3 sigma",
+            "tables interleaved; ordinal = mu - 3 sigma",
             "bradley_terry": "heads-up only: Elo scale (400/ln 10 per unit of log-odds), mean 0, interval from "
-                             "the fit's standard errors; one virtual win and loss against a 0-rated player each",
+            "the fit's standard errors; one virtual win and loss against a 0-rated player each",
         },
         "tables": [
             {
@@ -408,16 +453,47 @@ def tournament_json(t: Tournament, command: str = "", confidence: float = 0.95) 
 
 def tournament_rows(t: Tournament, confidence: float = 0.95) -> tuple[list[str], list[list]]:
     """(header, rows) of the CSV: one row per (table, agent), the agent's ratings repeated."""
-    header = ["table", "table_agents", "agent", "games", "not_lost", "rate", "ci_low", "ci_high", "exact",
-              *(f"place_{k + 1}" for k in range(t.n_players)), "mu", "sigma", "ordinal", "elo", "elo_low", "elo_high"]
+    header = [
+        "table",
+        "table_agents",
+        "agent",
+        "games",
+        "not_lost",
+        "rate",
+        "ci_low",
+        "ci_high",
+        "exact",
+        *(f"place_{k + 1}" for k in range(t.n_players)),
+        "mu",
+        "sigma",
+        "ordinal",
+        "elo",
+        "elo_low",
+        "elo_high",
+    ]
     rows = []
     for tb in t.tables:
         for p, e in enumerate(tb.players):
             rate = tb.match.overall(p)
             bt = t.bradley_terry[e] if t.bradley_terry is not None else {"elo": "", "low": "", "high": ""}
             os_ = t.openskill[e]
-            rows.append([tb.index, " vs ".join(t.labels[x] for x in tb.players), t.labels[e], rate.games, rate.wins,
-                         rate.rate, *rate.interval(confidence), "" if tb.exact is None else float(tb.exact[p]),
-                         *(int(c) for c in tb.places[p]), os_["mu"], os_["sigma"], os_["ordinal"],
-                         bt["elo"], bt["low"], bt["high"]])
+            rows.append(
+                [
+                    tb.index,
+                    " vs ".join(t.labels[x] for x in tb.players),
+                    t.labels[e],
+                    rate.games,
+                    rate.wins,
+                    rate.rate,
+                    *rate.interval(confidence),
+                    "" if tb.exact is None else float(tb.exact[p]),
+                    *(int(c) for c in tb.places[p]),
+                    os_["mu"],
+                    os_["sigma"],
+                    os_["ordinal"],
+                    bt["elo"],
+                    bt["low"],
+                    bt["high"],
+                ]
+            )
     return header, rows

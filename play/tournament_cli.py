@@ -62,25 +62,45 @@ _option_type = option_type
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("game", choices=games.names(), help="the game")
-    parser.add_argument("--players", type=_players, default=2, metavar="N",
-                        help="players at each table (default: 2)")
-    parser.add_argument("--agents", required=True, metavar="A,B,C,...",
-                        help="the agents, comma-separated: bots of the game or checkpoint files; list one twice "
-                        "to seat it twice")
-    parser.add_argument("--games", type=_games, default=DEFAULT_GAMES, metavar="K",
-                        help=f"games per seat order at each table (default: {DEFAULT_GAMES})")
-    parser.add_argument("--seed", type=_seed, default=None,
-                        help=f"seed for every table's dice and bots, 0 to {MAX_SEED} (default: drawn and printed)")
-    parser.add_argument("--out", default=None, metavar="FILE.json",
-                        help="write the results as JSON there, and as CSV beside it (FILE.csv), each atomically")
+    parser.add_argument("--players", type=_players, default=2, metavar="N", help="players at each table (default: 2)")
+    parser.add_argument(
+        "--agents",
+        required=True,
+        metavar="A,B,C,...",
+        help="the agents, comma-separated: bots of the game or checkpoint files; list one twice to seat it twice",
+    )
+    parser.add_argument(
+        "--games",
+        type=_games,
+        default=DEFAULT_GAMES,
+        metavar="K",
+        help=f"games per seat order at each table (default: {DEFAULT_GAMES})",
+    )
+    parser.add_argument(
+        "--seed",
+        type=_seed,
+        default=None,
+        help=f"seed for every table's dice and bots, 0 to {MAX_SEED} (default: drawn and printed)",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE.json",
+        help="write the results as JSON there, and as CSV beside it (FILE.csv), each atomically",
+    )
     parser.add_argument("--force", action="store_true", help="replace FILE.json and FILE.csv if they exist")
     seen = set()
     for name in games.names():
         for o in games.get(name).options:
             if o.name not in seen:
                 seen.add(o.name)
-                parser.add_argument(f"--{o.name}", type=_option_type(o), default=None, metavar="N",
-                                    help=f"{name}: {o.help} (default: {o.default}; {o.low} to {o.high})")
+                parser.add_argument(
+                    f"--{o.name}",
+                    type=_option_type(o),
+                    default=None,
+                    metavar="N",
+                    help=f"{name}: {o.help} (default: {o.default}; {o.low} to {o.high})",
+                )
 
 
 def _option_names() -> list[str]:
@@ -104,13 +124,16 @@ def entry_labels(names: list[str]) -> list[str]:
 def _agent_names(text: str, spec: games.GameSpec, players: int) -> list[str]:
     names = [n.strip() for n in text.split(",")]
     if not any(names):
-        raise UsageError("--agents: give the agents, comma-separated, e.g. --agents "
-                         + ",".join(list(spec.bots_for(players))[:3]))
+        raise UsageError(
+            "--agents: give the agents, comma-separated, e.g. --agents " + ",".join(list(spec.bots_for(players))[:3])
+        )
     if "" in names:
         raise UsageError(f"--agents {text[:60]}: an empty name between commas")
     if len(names) < players:
-        raise UsageError(f"--agents: {len(names)} agent{'s' if len(names) != 1 else ''} for tables of "
-                         f"{players} players; list at least {players}")
+        raise UsageError(
+            f"--agents: {len(names)} agent{'s' if len(names) != 1 else ''} for tables of "
+            f"{players} players; list at least {players}"
+        )
     for name in names:
         if not spec.plays(name, players):
             raise UsageError(f"--agents: {spec.why_not(name, players)}; use another bot")
@@ -148,8 +171,21 @@ def check_out(text: str, force: bool = False) -> Path:
 
 def command_line(args, names: list[str], seed: int, options: dict) -> str:
     """The command that replays this tournament (the seed always given)."""
-    words = ["python", "-m", "play", "tournament", args.game, "--players", str(args.players),
-             "--agents", ",".join(names), "--games", str(args.games), "--seed", str(seed)]
+    words = [
+        "python",
+        "-m",
+        "play",
+        "tournament",
+        args.game,
+        "--players",
+        str(args.players),
+        "--agents",
+        ",".join(names),
+        "--games",
+        str(args.games),
+        "--seed",
+        str(seed),
+    ]
     for name in _option_names():
         if name in options:
             words += [f"--{name}", str(options[name])]
@@ -202,7 +238,9 @@ def _run(args, out: TextIO, err: TextIO) -> int:
     spec = games.get(args.game)
     players = args.players
     if players not in spec.players:
-        raise UsageError(f"--players {players}: {spec.name} is played by {spec.min_players} to {spec.max_players} players")
+        raise UsageError(
+            f"--players {players}: {spec.name} is played by {spec.min_players} to {spec.max_players} players"
+        )
     if args.games < 1:
         raise UsageError(f"--games {args.games}: play at least one game per seat order")
     names = _agent_names(args.agents, spec, players)
@@ -213,8 +251,10 @@ def _run(args, out: TextIO, err: TextIO) -> int:
     n_tables = math.comb(len(names), players)
     total = n_tables * len(seatings(players)) * args.games
     if total > MAX_GAMES:
-        raise UsageError(f"{n_tables:,} tables x {len(seatings(players))} seat orders x {args.games:,} games is "
-                         f"{total:,} games; at most {MAX_GAMES:,} (fewer --games or agents)")
+        raise UsageError(
+            f"{n_tables:,} tables x {len(seatings(players))} seat orders x {args.games:,} games is "
+            f"{total:,} games; at most {MAX_GAMES:,} (fewer --games or agents)"
+        )
     seed, drawn = (args.seed, False) if args.seed is not None else (secrets.randbelow(2**31), True)
     labels = entry_labels(names)
     entries = []

@@ -106,12 +106,40 @@ def test_same_seed_same_game_other_seed_other_game():
 
 def test_three_player_420_round_winner_drops_out_and_the_next_round_starts_clockwise_from_player_1():
     keep6, keep665 = g420.KEEP_INDEX[(6,)], g420.KEEP_INDEX[(6, 6, 5)]
-    dice = ScriptedDice([
-        6, 1, 1, 1,  6, 1, 1, 1,  6, 6, 5, 1,  # round 1 first rolls: seats 0 (Player 1), 1, 2
-        1, 1, 1,  1, 1, 1,  3,                 # seat 0 and 1 keep a 6; seat 2 keeps 6-6-5 and makes 20
-        6, 1, 1, 1,  6, 1, 1, 1,               # round 2 first rolls: seat 1 (next after seat 0), seat 0
-        6, 6, 2,                               # seat 1 keeps a 6 and makes 6-6-6-2
-    ])
+    dice = ScriptedDice(
+        [
+            6,
+            1,
+            1,
+            1,
+            6,
+            1,
+            1,
+            1,
+            6,
+            6,
+            5,
+            1,  # round 1 first rolls: seats 0 (Player 1), 1, 2
+            1,
+            1,
+            1,
+            1,
+            1,
+            1,
+            3,  # seat 0 and 1 keep a 6; seat 2 keeps 6-6-5 and makes 20
+            6,
+            1,
+            1,
+            1,
+            6,
+            1,
+            1,
+            1,  # round 2 first rolls: seat 1 (next after seat 0), seat 0
+            6,
+            6,
+            2,  # seat 1 keeps a 6 and makes 6-6-6-2
+        ]
+    )
     env = dice420_v0.env(n_players=3)
     env.reset(options={"dice": dice, "first_player": 0})
     game = env.unwrapped.game
@@ -175,7 +203,7 @@ def test_three_player_420_first_roll_of_20_is_revealed_by_the_first_step():
     keep6 = g420.KEEP_INDEX[(6,)]
     env = dice420_v0.env(n_players=3)
     # Seat 0 (Player 1) makes 20 with its first roll; round 2 starts with seat 1.
-    env.reset(options={"dice": PrefixDice([5, 5, 5, 5,  6, 1, 1, 1,  6, 1, 1, 1,  1, 1, 1]), "first_player": 0})
+    env.reset(options={"dice": PrefixDice([5, 5, 5, 5, 6, 1, 1, 1, 6, 1, 1, 1, 1, 1, 1]), "first_player": 0})
     game = env.unwrapped.game
     assert game.outcome(0) == 1.0 and not game.is_over
     assert not any(env.terminations.values()) and env.agent_selection == "player_1"
@@ -208,7 +236,7 @@ def test_421_charge_that_gives_every_token_to_one_player_ends_the_game_at_reset(
 def test_three_player_421_player_without_tokens_after_the_charge_wins_and_the_others_play_on():
     # Seat 1 takes 10, seat 2 the last 5: seat 0 never took a token and leaves as a winner.
     keep65 = g421.action_for_keep((6, 5))
-    charge = [4, 2, 1, 3, 2, 2, 6, 5, 3,  4, 2, 1, 6, 5, 3, 3, 2, 2]
+    charge = [4, 2, 1, 3, 2, 2, 6, 5, 3, 4, 2, 1, 6, 5, 3, 3, 2, 2]
     env = dice421_v0.env(n_players=3, pot=15)
     env.reset(options={"dice": PrefixDice([*charge, 6, 5, 3, 4]), "first_player": 0})
     game = env.unwrapped.game
@@ -262,7 +290,9 @@ def test_observations_and_masks_are_the_codecs_and_the_engines(module, codec, kw
             np.testing.assert_array_equal(obs["observation"], codec.observe(game, raw.agent_name_mapping[other]))
             assert obs["observation"].dtype == np.int64 and obs["action_mask"].dtype == np.int8
             if other == agent:
-                np.testing.assert_array_equal(obs["action_mask"], mask_of(game.legal_actions(), len(obs["action_mask"])))
+                np.testing.assert_array_equal(
+                    obs["action_mask"], mask_of(game.legal_actions(), len(obs["action_mask"]))
+                )
                 np.testing.assert_array_equal(obs["action_mask"], codec.legal_mask(game.legal_actions()))
             else:
                 assert not obs["action_mask"].any()
@@ -383,7 +413,6 @@ def test_aec_envs_refuse_out_of_space_actions_under_python_O():
 
     import games
 
-    done = subprocess.run([sys.executable, "-O", "-c", OPTIMISED_CHECK], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-O", "-c", OPTIMISED_CHECK], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == [w for name in games.names() for w in (name, "ok")]

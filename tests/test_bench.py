@@ -50,7 +50,7 @@ def test_pig_is_printed_next_to_openspiel(monkeypatch, capsys):
     out = _run(monkeypatch, capsys, lambda seconds: (100.0, notes))
     ours = bench.batched_name("pig")
     line = next(line for line in out.splitlines() if line.startswith(ours))
-    rate = float(line[len(ours):].split()[0].replace(",", ""))
+    rate = float(line[len(ours) :].split()[0].replace(",", ""))
     assert rate > 0
     assert f"{bench.OPENSPIEL_NODES:<52}          150" in out  # the old figure, kept for 420 and 421
     ratio = next(line for line in out.splitlines() if line.startswith(f"batched pig env / {bench.OPENSPIEL}: "))

@@ -254,8 +254,11 @@ def real_decisions():
         played("421", [Recorder(make_agent("421", str(n), seed=i), log) for n in names], seed=i, pot=15 if i % 2 else 9)
     for i in range(20):  # three players inside the env: the agent's seat and both opponents
         names = [str(n) for n in rng.choice(BOT_NAMES_421, size=3)]
-        env = Dice421Env(opponent=[Recorder(make_agent("421", n, seed=i), log) for n in names[1:]], n_players=3,
-                         pot=15 if i % 2 else 9)
+        env = Dice421Env(
+            opponent=[Recorder(make_agent("421", n, seed=i), log) for n in names[1:]],
+            n_players=3,
+            pot=15 if i % 2 else 9,
+        )
         me = Recorder(make_agent("421", names[0], seed=i), log)
         obs, info = env.reset(seed=100 + i)
         term = False
@@ -295,8 +298,10 @@ def assert_batch_is_act(bot, obs, masks):
     bad = np.flatnonzero(np.any(got != want, axis=1))
     if len(bad):
         i = bad[0]
-        pytest.fail(f"{bot.name}: {len(bad)} of {len(obs)} rows differ; first {codec421.decode(obs[i])}, "
-                    f"mask {np.flatnonzero(masks[i]).tolist()}: batch {got[i].argmax()}, act {want[i].argmax()}")
+        pytest.fail(
+            f"{bot.name}: {len(bad)} of {len(obs)} rows differ; first {codec421.decode(obs[i])}, "
+            f"mask {np.flatnonzero(masks[i]).tolist()}: batch {got[i].argmax()}, act {want[i].argmax()}"
+        )
 
 
 def awkward_masks(bot, obs, masks, seed=0):
@@ -401,16 +406,27 @@ def mutated_decisions(obs, masks, seed=0, second_slot=False):
     rng = np.random.default_rng(seed)
     s = codec421.OTHERS_START
     fields = [  # (columns, values)
-        ([codec421.IS_LEADER], (0, 1)), ([s + codec421.O_IS_LEADER], (0, 1)), ([s + codec421.O_PLAYED], (0, 1)),
-        ([s + codec421.O_IN_GAME], (0, 1)), ([codec421.ROLLS_USED], range(4)), ([codec421.ROLLS_ALLOWED], range(4)),
-        ([codec421.TOKENS], range(16)), ([s + codec421.O_TOKENS], range(16)), ([codec421.N_PLAYERS], (2, 3)),
-        ([0, 1, 2], None), ([s + 1, s + 2, s + 3], None),
+        ([codec421.IS_LEADER], (0, 1)),
+        ([s + codec421.O_IS_LEADER], (0, 1)),
+        ([s + codec421.O_PLAYED], (0, 1)),
+        ([s + codec421.O_IN_GAME], (0, 1)),
+        ([codec421.ROLLS_USED], range(4)),
+        ([codec421.ROLLS_ALLOWED], range(4)),
+        ([codec421.TOKENS], range(16)),
+        ([s + codec421.O_TOKENS], range(16)),
+        ([codec421.N_PLAYERS], (2, 3)),
+        ([0, 1, 2], None),
+        ([s + 1, s + 2, s + 3], None),
     ]
     if second_slot:
         s += codec421.OTHER_SLOT_SIZE
-        fields += [([s + codec421.O_IS_LEADER], (0, 1)), ([s + codec421.O_PLAYED], (0, 1)),
-                   ([s + codec421.O_IN_GAME], (0, 1)), ([s + codec421.O_TOKENS], range(16)),
-                   ([s + 1, s + 2, s + 3], None)]
+        fields += [
+            ([s + codec421.O_IS_LEADER], (0, 1)),
+            ([s + codec421.O_PLAYED], (0, 1)),
+            ([s + codec421.O_IN_GAME], (0, 1)),
+            ([s + codec421.O_TOKENS], range(16)),
+            ([s + 1, s + 2, s + 3], None),
+        ]
     out = obs.copy()
     for row in out:
         for f in rng.choice(len(fields), size=rng.integers(1, 4), replace=False):
@@ -429,8 +445,9 @@ def test_action_probs_is_act_at_odd_observations(name, real_decisions):
     bot = make_agent("421", name)
     two = real_decisions[0][:, codec421.N_PLAYERS] == 2
     solver_obs, solver_masks = solver_decisions(15, sample=1000, seed=3)
-    obs, masks = mutated_decisions(np.concatenate([real_decisions[0][two], solver_obs]),
-                                   np.concatenate([real_decisions[1][two], solver_masks]))
+    obs, masks = mutated_decisions(
+        np.concatenate([real_decisions[0][two], solver_obs]), np.concatenate([real_decisions[1][two], solver_masks])
+    )
     accepted = []
     for i, (o, m) in enumerate(zip(obs, masks)):
         try:
@@ -476,12 +493,20 @@ def three_player_decisions():
     random legal moves, the heuristic itself and mixed tables.  Players leave the game as
     they run out of tokens, so many rounds are played by two with the third out."""
     log = []
-    tables = [("random",) * 3, ("heuristic",) * 3, ("heuristic", "random", "random"),
-              ("random", "cautious", "heuristic")]
+    tables = [
+        ("random",) * 3,
+        ("heuristic",) * 3,
+        ("heuristic", "random", "random"),
+        ("random", "cautious", "heuristic"),
+    ]
     for i in range(48):
         names = tables[i % len(tables)]
-        played("421", [Recorder(make_agent("421", name, seed=i * 3 + s), log) for s, name in enumerate(names)],
-               seed=500 + i, pot=(5, 15, 40)[i % 3])
+        played(
+            "421",
+            [Recorder(make_agent("421", name, seed=i * 3 + s), log) for s, name in enumerate(names)],
+            seed=500 + i,
+            pot=(5, 15, 40)[i % 3],
+        )
     obs = np.stack([o for o, _ in log])
     masks = np.stack([m for _, m in log])
     assert set(obs[:, codec421.N_PLAYERS]) == {3}

@@ -36,9 +36,23 @@ ROOT = Path(__file__).resolve().parent.parent
 def argv(root: Path, name: str, *extra: str, timesteps: int = 4096) -> list[str]:
     """A small ppo-420 run in ``root`` (checkpoints in root/ck, TensorBoard in root/runs);
     a rollout is 64 steps of timesteps / 64 games (so a run takes exactly ``timesteps``)."""
-    return ["ppo-420", "--timesteps", str(timesteps), "--n-envs", str(max(timesteps // 64, 1)), "--eval-every", "2048",
-            "--logdir", str(root / "runs"), "--checkpoint-dir", str(root / "ck"), "--name", name,
-            "--no-progress-bar", *extra]
+    return [
+        "ppo-420",
+        "--timesteps",
+        str(timesteps),
+        "--n-envs",
+        str(max(timesteps // 64, 1)),
+        "--eval-every",
+        "2048",
+        "--logdir",
+        str(root / "runs"),
+        "--checkpoint-dir",
+        str(root / "ck"),
+        "--name",
+        name,
+        "--no-progress-bar",
+        *extra,
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -103,8 +117,11 @@ class _Payload:
 def write_malicious_zip(path: Path, marker: Path) -> None:
     """An SB3 save whose ``data`` holds a pickled payload, as SB3's ``load`` unpickles it."""
     payload = base64.b64encode(pickle.dumps(_Payload(str(marker)))).decode()
-    data = {"policy_class": {":type:": "<class 'type'>", ":serialized:": payload},
-            "num_timesteps": 0, "_total_timesteps": 0}
+    data = {
+        "policy_class": {":type:": "<class 'type'>", ":serialized:": payload},
+        "num_timesteps": 0,
+        "_total_timesteps": 0,
+    }
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("data", json.dumps(data))
 
@@ -156,8 +173,16 @@ def test_resume_restores_the_weights_optimizer_counters_and_random_states(saved,
     state = torch.load(ck / "r.state", weights_only=True)
     weights = torch.load(ck / "r.pt", weights_only=True)
     meta = json.loads((ck / "r.json").read_text())
-    config = RunConfig(PRESETS["ppo-420"], timesteps=8192, seed=1, n_envs=64, logdir=tmp_path / "runs",
-                       checkpoint_dir=ck, name="r", resume=True)
+    config = RunConfig(
+        PRESETS["ppo-420"],
+        timesteps=8192,
+        seed=1,
+        n_envs=64,
+        logdir=tmp_path / "runs",
+        checkpoint_dir=ck,
+        name="r",
+        resume=True,
+    )
     env = make_env(config)
     model = build_model(config, env)  # fresh, from the preset
     assert model.num_timesteps == 0 and not model.policy.optimizer.state_dict()["state"]
@@ -184,9 +209,14 @@ def test_resume_restores_the_weights_optimizer_counters_and_random_states(saved,
 def kill_in_second_save(tmp_path: Path, name: str, pause: str) -> None:
     """Train run ``name`` in a subprocess whose second save pauses where ``pause`` says
     (DICE_ARENA_TEST_SAVE_PAUSE, train/checkpoint.py), and kill it there."""
-    process = subprocess.Popen([sys.executable, "-m", "train", *argv(tmp_path, name)], cwd=ROOT,
-                               env=dict(os.environ, DICE_ARENA_TEST_SAVE_PAUSE=pause),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "train", *argv(tmp_path, name)],
+        cwd=ROOT,
+        env=dict(os.environ, DICE_ARENA_TEST_SAVE_PAUSE=pause),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         seen = []
         for line in process.stderr:
@@ -375,8 +405,8 @@ def test_a_resumed_run_keeps_its_history_and_its_clock(saved, tmp_path, capsys):
     assert f"resuming {ck / 'r'} at {before['timesteps']} steps" in out
     after = json.loads((ck / "r.json").read_text())
     history = after["eval_history"]
-    assert history[:len(before["eval_history"])] == before["eval_history"]
-    later = history[len(before["eval_history"]):]
+    assert history[: len(before["eval_history"])] == before["eval_history"]
+    later = history[len(before["eval_history"]) :]
     assert later and all(h["wall_seconds"] >= 10_000 for h in later)
     assert [h["timesteps"] for h in history] == sorted(h["timesteps"] for h in history)
     assert after["wall_seconds"] >= 10_000
@@ -385,7 +415,9 @@ def test_a_resumed_run_keeps_its_history_and_its_clock(saved, tmp_path, capsys):
     assert float(seconds) >= 10_000 and int(rate.replace(",", "")) <= after["timesteps"] / 10_000 + 1
 
 
-def test_ctrl_c_prints_a_complete_continue_command_and_a_second_one_does_not_lose_the_save(tmp_path, monkeypatch, capsys):
+def test_ctrl_c_prints_a_complete_continue_command_and_a_second_one_does_not_lose_the_save(
+    tmp_path, monkeypatch, capsys
+):
     from train import run
 
     original = run.ExactEvalCallback._on_step
@@ -405,8 +437,24 @@ def test_ctrl_c_prints_a_complete_continue_command_and_a_second_one_does_not_los
 
     monkeypatch.setattr(run.ExactEvalCallback, "_on_step", interrupted)
     monkeypatch.setattr(torch, "save", save_with_a_ctrl_c)
-    first = ["ppo-420", "--timesteps", "8192", "--n-envs", "32", "--eval-every", "100000", "--seed", "3",
-             "--logdir", str(tmp_path / "tb"), "--checkpoint-dir", str(tmp_path / "ck"), "--name", "cut", "--no-progress-bar"]
+    first = [
+        "ppo-420",
+        "--timesteps",
+        "8192",
+        "--n-envs",
+        "32",
+        "--eval-every",
+        "100000",
+        "--seed",
+        "3",
+        "--logdir",
+        str(tmp_path / "tb"),
+        "--checkpoint-dir",
+        str(tmp_path / "ck"),
+        "--name",
+        "cut",
+        "--no-progress-bar",
+    ]
     try:
         assert train_main(first) == 130
     except KeyboardInterrupt:
@@ -417,10 +465,16 @@ def test_ctrl_c_prints_a_complete_continue_command_and_a_second_one_does_not_los
     assert 2048 <= saved_steps < 8192
     plays_a_game(tmp_path / "ck" / "cut.pt")
     line = [l for l in captured.out.splitlines() if l.startswith("continue with: ")][-1]
-    command = shlex.split(line[len("continue with: "):])
+    command = shlex.split(line[len("continue with: ") :])
     assert command[:4] == ["python", "-m", "train", "ppo-420"] and command[-1] == "--resume"
-    for flag, value in (("--checkpoint-dir", tmp_path / "ck"), ("--logdir", tmp_path / "tb"), ("--name", "cut"),
-                        ("--timesteps", "8192"), ("--n-envs", "32"), ("--eval-every", "100000")):
+    for flag, value in (
+        ("--checkpoint-dir", tmp_path / "ck"),
+        ("--logdir", tmp_path / "tb"),
+        ("--name", "cut"),
+        ("--timesteps", "8192"),
+        ("--n-envs", "32"),
+        ("--eval-every", "100000"),
+    ):
         assert command[command.index(flag) + 1] == str(value)
     monkeypatch.undo()
     assert train_main(command[3:]) == 0  # the printed command continues the run
@@ -428,7 +482,9 @@ def test_ctrl_c_prints_a_complete_continue_command_and_a_second_one_does_not_los
     assert json.loads((tmp_path / "ck" / "cut.json").read_text())["timesteps"] >= 8192
 
 
-@pytest.mark.parametrize("steps, meta_too", [(-4096, True), (-4096, False), (10**13, True), (4096.5, False), (True, False)])
+@pytest.mark.parametrize(
+    "steps, meta_too", [(-4096, True), (-4096, False), (10**13, True), (4096.5, False), (True, False)]
+)
 def test_a_saved_step_count_out_of_range_is_refused(saved, tmp_path, capsys, steps, meta_too):
     root = copy_run(saved, tmp_path)
     rewrite_state(root / "ck", "r", meta_too=meta_too, num_timesteps=steps)
@@ -448,8 +504,22 @@ def test_a_corrupt_optimizer_state_is_refused(saved, tmp_path, capsys):
 
 def test_resume_refuses_another_preset_or_seed(saved, tmp_path, capsys):
     root = copy_run(saved, tmp_path)
-    assert train_main(["ppo-421", "--resume", "--name", "r", "--checkpoint-dir", str(root / "ck"),
-                       "--logdir", str(root / "runs"), "--no-progress-bar"]) == 2
+    assert (
+        train_main(
+            [
+                "ppo-421",
+                "--resume",
+                "--name",
+                "r",
+                "--checkpoint-dir",
+                str(root / "ck"),
+                "--logdir",
+                str(root / "runs"),
+                "--no-progress-bar",
+            ]
+        )
+        == 2
+    )
     assert "preset" in one_line(capsys.readouterr().err)
     assert train_main([*argv(root, "r", "--resume", timesteps=8192), "--seed", "2"]) == 2
     assert "--seed 1" in one_line(capsys.readouterr().err)
@@ -480,35 +550,50 @@ def test_the_shipped_checkpoints_load(saved, tmp_path):
     PPOAgent.load(bad_copy(saved, tmp_path, "plain"))  # a checkpoint saved before checksums loads
 
 
-@pytest.mark.parametrize("value, words", [(float("nan"), "NaN"), (float("inf"), "infinite"), (-float("inf"), "infinite")])
+@pytest.mark.parametrize(
+    "value, words", [(float("nan"), "NaN"), (float("inf"), "infinite"), (-float("inf"), "infinite")]
+)
 def test_weights_that_are_not_finite_are_refused(saved, tmp_path, value, words):
     def spoil(state):
         state["action_net.weight"].view(-1)[3] = value
 
     path = bad_copy(saved, tmp_path, "spoilt", weights=spoil)
-    with pytest.raises(CheckpointError, match=f"{re.escape(str(path))}: tensor 'action_net.weight' holds .*{words}") as e:
+    with pytest.raises(
+        CheckpointError, match=f"{re.escape(str(path))}: tensor 'action_net.weight' holds .*{words}"
+    ) as e:
         PPOAgent.load(path)
     one_line(str(e.value))
 
 
 def test_weights_of_another_shape_are_refused(saved, tmp_path):
     path = bad_copy(saved, tmp_path, "other", policy={"net_arch": {"pi": [32], "vf": [64]}})
-    with pytest.raises(CheckpointError, match=r"tensor 'mlp_extractor.policy_net.0.weight' has shape \(64, 256\).*\(32, 256\)"):
+    with pytest.raises(
+        CheckpointError, match=r"tensor 'mlp_extractor.policy_net.0.weight' has shape \(64, 256\).*\(32, 256\)"
+    ):
         PPOAgent.load(path)
 
 
-@pytest.mark.parametrize("policy, field", [
-    ({"net_arch": {"pi": [5000], "vf": [64]}}, r"policy.net_arch.pi\[0\] is 5000"),
-    ({"net_arch": {"pi": [8] * 9, "vf": [64]}}, r"policy.net_arch.pi has 9 layers"),
-    ({"net_arch": {"pi": [0], "vf": [64]}}, r"policy.net_arch.pi\[0\] is 0"),
-    ({"net_arch": {"pi": [64.5], "vf": [64]}}, r"policy.net_arch.pi\[0\] is 64.5"),
-    ({"net_arch": {"pi": [4096, 4096], "vf": [4096, 4096]}}, r"policy.net_arch has .* hidden-layer weights"),
-    ({"net_arch": {"pi": [64], "qf": [64]}}, r"policy.net_arch.qf is not"),
-    ({"features_extractor_kwargs": {"features_dim": 5000}}, r"policy.features_extractor_kwargs.features_dim is 5000"),
-    ({"features_extractor_kwargs": {"features_dim": 256, "embed": 3}}, r"policy.features_extractor_kwargs.embed is not"),
-    ({"kwargs": {"ortho_init": False}}, r"policy.kwargs is not a policy setting"),
-    ({"activation": "os.system"}, r"policy.activation is 'os.system'"),
-])
+@pytest.mark.parametrize(
+    "policy, field",
+    [
+        ({"net_arch": {"pi": [5000], "vf": [64]}}, r"policy.net_arch.pi\[0\] is 5000"),
+        ({"net_arch": {"pi": [8] * 9, "vf": [64]}}, r"policy.net_arch.pi has 9 layers"),
+        ({"net_arch": {"pi": [0], "vf": [64]}}, r"policy.net_arch.pi\[0\] is 0"),
+        ({"net_arch": {"pi": [64.5], "vf": [64]}}, r"policy.net_arch.pi\[0\] is 64.5"),
+        ({"net_arch": {"pi": [4096, 4096], "vf": [4096, 4096]}}, r"policy.net_arch has .* hidden-layer weights"),
+        ({"net_arch": {"pi": [64], "qf": [64]}}, r"policy.net_arch.qf is not"),
+        (
+            {"features_extractor_kwargs": {"features_dim": 5000}},
+            r"policy.features_extractor_kwargs.features_dim is 5000",
+        ),
+        (
+            {"features_extractor_kwargs": {"features_dim": 256, "embed": 3}},
+            r"policy.features_extractor_kwargs.embed is not",
+        ),
+        ({"kwargs": {"ortho_init": False}}, r"policy.kwargs is not a policy setting"),
+        ({"activation": "os.system"}, r"policy.activation is 'os.system'"),
+    ],
+)
 def test_network_settings_out_of_bounds_or_unknown_are_refused(saved, tmp_path, policy, field):
     path = bad_copy(saved, tmp_path, "big", policy=policy)
     with pytest.raises(CheckpointError, match=f"{re.escape(str(path.with_suffix('.json')))}: {field}") as e:
@@ -517,13 +602,18 @@ def test_network_settings_out_of_bounds_or_unknown_are_refused(saved, tmp_path, 
 
 
 def test_a_network_part_made_for_the_other_game_is_refused(saved, tmp_path):
-    path = bad_copy(saved, tmp_path, "other-game", policy={"class": "FastMlpPolicy", "features_extractor": "Rank421Features"})
+    path = bad_copy(
+        saved, tmp_path, "other-game", policy={"class": "FastMlpPolicy", "features_extractor": "Rank421Features"}
+    )
     meta = json.loads(path.with_suffix(".json").read_text())
     meta["policy"].pop("features_extractor_kwargs", None)
     path.with_suffix(".json").write_text(json.dumps(meta))
     assert meta["game"] == "420"
-    with pytest.raises(CheckpointError, match=f"{re.escape(str(path.with_suffix('.json')))}: policy: "
-                                              r"Rank421Features reads 421 observations") as e:
+    with pytest.raises(
+        CheckpointError,
+        match=f"{re.escape(str(path.with_suffix('.json')))}: policy: "
+        r"Rank421Features reads 421 observations",
+    ) as e:
         PPOAgent.load(path)
     one_line(str(e.value))
 

@@ -44,10 +44,15 @@ def files(tmp_path_factory) -> dict[str, str]:
     shutil.copy(SHIPPED / "ppo-421.json", root / "game421.json")
     (root / "afile").write_text("x")
     return {
-        "folder": str(root / "folder"), "text": str(root / "notes.txt"), "corrupt": str(root / "random.pt"),
-        "badjson": str(root / "badjson.pt"), "truncated": str(root / "truncated.pt"),
-        "other_game": str(root / "game421.pt"), "file": str(root / "afile"),
-        "under_file": str(root / "afile" / "sub"), "root": str(root),
+        "folder": str(root / "folder"),
+        "text": str(root / "notes.txt"),
+        "corrupt": str(root / "random.pt"),
+        "badjson": str(root / "badjson.pt"),
+        "truncated": str(root / "truncated.pt"),
+        "other_game": str(root / "game421.pt"),
+        "file": str(root / "afile"),
+        "under_file": str(root / "afile" / "sub"),
+        "root": str(root),
     }
 
 
@@ -97,21 +102,36 @@ PLAY_CASES = [
     # match
     *((["match", "420", "--agent", v, "--opponent", "random"], m) for v, m in AGENT_VALUES),
     (["match", "420", "--agent", "greedy", "--opponent", ""], "give a bot name"),
-    (["match", "420", "--agent", "greedy", "--opponent", "random", "--opponent2", ""], "--opponent2 '': give a bot name"),
-    (["match", "420", "--agent", "greedy", "--opponent", "random", "--opponent2", "{folder}", "--players", "3"],
-     "is a folder"),
-    (["match", "420", "--agent", "greedy", "--opponent", "random", "--opponent2", "random", "--players", "2"],
-     "needs --players 3"),
+    (
+        ["match", "420", "--agent", "greedy", "--opponent", "random", "--opponent2", ""],
+        "--opponent2 '': give a bot name",
+    ),
+    (
+        ["match", "420", "--agent", "greedy", "--opponent", "random", "--opponent2", "{folder}", "--players", "3"],
+        "is a folder",
+    ),
+    (
+        ["match", "420", "--agent", "greedy", "--opponent", "random", "--opponent2", "random", "--players", "2"],
+        "needs --players 3",
+    ),
     (["match", "420", "--agent", "ppo-420", "--opponent", "greedy", "--players", "3"], "trained for 2 players"),
-    *((["match", "420", "--agent", "greedy", "--opponent", "random", "--players", v], "--players")
-      for v in ("0", "1", "9", "-3", "x", str(10**30))),
-    *((["match", "421", "--agent", "heuristic", "--opponent", "random", "--pot", v], "--pot")
-      for v in ("0", "101", "5000", "x")),
+    *(
+        (["match", "420", "--agent", "greedy", "--opponent", "random", "--players", v], "--players")
+        for v in ("0", "1", "9", "-3", "x", str(10**30))
+    ),
+    *(
+        (["match", "421", "--agent", "heuristic", "--opponent", "random", "--pot", v], "--pot")
+        for v in ("0", "101", "5000", "x")
+    ),
     (["match", "420", "--agent", "greedy", "--opponent", "random", "--pot", "5"], "420 has no option pot"),
-    *((["match", "420", "--agent", "greedy", "--opponent", "random", "--games", v], "--games")
-      for v in ("0", "-5", "x", str(10**9))),
-    *((["match", "420", "--agent", "greedy", "--opponent", "random", "--seed", v], "--seed")
-      for v in ("-1", str(2**32), "x")),
+    *(
+        (["match", "420", "--agent", "greedy", "--opponent", "random", "--games", v], "--games")
+        for v in ("0", "-5", "x", str(10**9))
+    ),
+    *(
+        (["match", "420", "--agent", "greedy", "--opponent", "random", "--seed", v], "--seed")
+        for v in ("-1", str(2**32), "x")
+    ),
     (["match", "422", "--agent", "greedy", "--opponent", "random"], "invalid choice"),
     (["match", "420", "--opponent", "random"], "--agent"),
     # evaluate
@@ -189,8 +209,14 @@ def test_a_bot_trained_for_another_pot_is_named_in_one_warning_line(capsys):
     assert err == ["warning: ppo-421 was trained for pot 15; here it plays at pot 20 and may play worse"]
     assert "pot 20" in out.getvalue()
     # the terminal game warns once for two opponents that are the same bot, before the game starts
-    assert play_main(["421", "--players", "3", "--opponent", "ppo-421", "--pot", "9", "--seed", "1"],
-                     input_fn=lambda prompt: "q", out=io.StringIO()) == 0
+    assert (
+        play_main(
+            ["421", "--players", "3", "--opponent", "ppo-421", "--pot", "9", "--seed", "1"],
+            input_fn=lambda prompt: "q",
+            out=io.StringIO(),
+        )
+        == 0
+    )
     assert capsys.readouterr().err.count("warning: ppo-421 was trained for pot 15") == 1
     # at its own pot, nothing
     assert play_main(["421", "--opponent", "ppo-421", "--seed", "1"], input_fn=lambda p: "q", out=io.StringIO()) == 0
@@ -198,27 +224,61 @@ def test_a_bot_trained_for_another_pot_is_named_in_one_warning_line(capsys):
 
 
 def test_a_checkpoint_is_named_by_its_file_stem_at_the_table(capsys):
-    argv = ["match", "420", "--agent", str(SHIPPED / "ppo-420.pt"), "--opponent", "greedy", "--games", "2", "--seed", "1"]
+    argv = [
+        "match",
+        "420",
+        "--agent",
+        str(SHIPPED / "ppo-420.pt"),
+        "--opponent",
+        "greedy",
+        "--games",
+        "2",
+        "--seed",
+        "1",
+    ]
     out = io.StringIO()
     assert play_main(argv, out=out) == 0
     assert out.getvalue().startswith("420 match: ppo-420 vs greedy, 2 games")
 
 
 # --- output piped into head ------------------------------------------------------------
-@pytest.mark.parametrize("command", [
-    ["play", "420", "--opponent", "greedy", "--seed", "1"],
-    ["play", "match", "420", "--agent", "greedy", "--opponent", "random", "--games", "4", "--seed", "1"],
-    ["play", "--help"],
-    ["train", "--help"],
-    ["train", "ppo-420", "--timesteps", "2048", "--n-envs", "32", "--eval-every", "100000", "--no-progress-bar",
-     "--checkpoint-dir", "{tmp}/ck", "--logdir", "{tmp}/runs"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["play", "420", "--opponent", "greedy", "--seed", "1"],
+        ["play", "match", "420", "--agent", "greedy", "--opponent", "random", "--games", "4", "--seed", "1"],
+        ["play", "--help"],
+        ["train", "--help"],
+        [
+            "train",
+            "ppo-420",
+            "--timesteps",
+            "2048",
+            "--n-envs",
+            "32",
+            "--eval-every",
+            "100000",
+            "--no-progress-bar",
+            "--checkpoint-dir",
+            "{tmp}/ck",
+            "--logdir",
+            "{tmp}/runs",
+        ],
+    ],
+)
 def test_a_reader_that_goes_away_ends_the_program_quietly(command, tmp_path):
     read, write = os.pipe()
     os.close(read)  # like `| head -1` once head has exited: every write fails with EPIPE
     try:
-        done = subprocess.run([sys.executable, "-m", *(c.format(tmp=tmp_path) for c in command)], cwd=ROOT,
-                              stdin=subprocess.DEVNULL, stdout=write, stderr=subprocess.PIPE, text=True, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-m", *(c.format(tmp=tmp_path) for c in command)],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
     finally:
         os.close(write)
     assert done.stderr == ""  # no BrokenPipeError traceback, no "Exception ignored"
@@ -272,8 +332,15 @@ def test_every_line_of_the_terminal_games_fits_in_80_columns(argv):
         assert "may be kept (R3)" in seen and "is over 20" in seen
 
 
-@pytest.mark.parametrize("argv", [["421", "--opponent", "heuristic"], ["421", "--players", "3", "--opponent", "cautious"],
-                                  ["420", "--opponent", "greedy"], ["420", "--players", "7", "--opponent", "foundation"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["421", "--opponent", "heuristic"],
+        ["421", "--players", "3", "--opponent", "cautious"],
+        ["420", "--opponent", "greedy"],
+        ["420", "--players", "7", "--opponent", "foundation"],
+    ],
+)
 def test_the_hints_sit_on_their_own_lines_and_the_prompts_leave_room_to_type(argv):
     for seed in range(10):  # a game in which the person is asked a few times
         out = io.StringIO()
@@ -310,8 +377,22 @@ def test_match_and_evaluate_tables_fit_in_80_columns(argv, capsys):
 
 # --- training's progress bar ---------------------------------------------------------------
 def _train_argv(tmp_path, *extra):
-    return ["ppo-420", "--timesteps", "5000", "--n-envs", "32", "--eval-every", "100000", "--seed", "1",
-            "--checkpoint-dir", str(tmp_path / "ck"), "--logdir", str(tmp_path / "runs"), *extra]
+    return [
+        "ppo-420",
+        "--timesteps",
+        "5000",
+        "--n-envs",
+        "32",
+        "--eval-every",
+        "100000",
+        "--seed",
+        "1",
+        "--checkpoint-dir",
+        str(tmp_path / "ck"),
+        "--logdir",
+        str(tmp_path / "runs"),
+        *extra,
+    ]
 
 
 def test_the_progress_bar_ends_at_the_steps_the_run_makes(tmp_path, capsys):
@@ -357,8 +438,11 @@ def test_plot_draws_both_shipped_runs_and_never_overwrites_by_default(tmp_path, 
     # the run's final evaluation is its last point
     meta = json.loads((SHIPPED / "ppo-421.json").read_text())
     assert len(history) == len(meta["eval_history"]) + 1
-    assert history[-1] == {"timesteps": meta["timesteps"], "wall_seconds": meta["wall_seconds"],
-                           "gap_pp": meta["exact"]["gap_pp"]}
+    assert history[-1] == {
+        "timesteps": meta["timesteps"],
+        "wall_seconds": meta["wall_seconds"],
+        "gap_pp": meta["exact"]["gap_pp"],
+    }
     assert plot.read_history(SHIPPED / "ppo-420.json")[3] == ["gap_pp_red", "gap_pp_blue"]
     # two runs of one name are told apart by their files
     shutil.copy(SHIPPED / "ppo-421.json", tmp_path / "ppo-421-before.json")
@@ -374,18 +458,26 @@ def test_plot_draws_both_shipped_runs_and_never_overwrites_by_default(tmp_path, 
     assert (docs_png.stat().st_mtime_ns if docs_png.exists() else None) == before
 
 
-@pytest.mark.parametrize("case,message", [
-    ("missing", "no such file"),
-    ("folder", "is a folder"),
-    ("weights", "not valid JSON"),
-    ("no_history", "has no evaluation history"),
-    ("no_gap", "no gap_pp"),
-])
+@pytest.mark.parametrize(
+    "case,message",
+    [
+        ("missing", "no such file"),
+        ("folder", "is a folder"),
+        ("weights", "not valid JSON"),
+        ("no_history", "has no evaluation history"),
+        ("no_gap", "no gap_pp"),
+    ],
+)
 def test_plot_refuses_a_file_that_is_not_a_run_in_one_line(case, message, tmp_path, capsys):
     from train import plot
 
-    path = {"missing": tmp_path / "nothing.json", "folder": tmp_path, "weights": SHIPPED / "ppo-420.pt",
-            "no_history": tmp_path / "meta.json", "no_gap": tmp_path / "odd.json"}[case]
+    path = {
+        "missing": tmp_path / "nothing.json",
+        "folder": tmp_path,
+        "weights": SHIPPED / "ppo-420.pt",
+        "no_history": tmp_path / "meta.json",
+        "no_gap": tmp_path / "odd.json",
+    }[case]
     (tmp_path / "meta.json").write_text(json.dumps({"name": "x", "game": "420"}))
     (tmp_path / "odd.json").write_text(json.dumps({"eval_history": [{"wall_seconds": 1.0, "gap": 2}]}))
     assert plot.main([str(path), "--out", str(tmp_path / "out.png")]) == 2

@@ -45,8 +45,9 @@ def test_core_version_is_pyprojects():
 
 @pytest.mark.parametrize("cli", ["train", "play"])
 def test_cli_version(cli):
-    result = subprocess.run([sys.executable, "-m", cli, "--version"], cwd=ROOT, capture_output=True,
-                            text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", cli, "--version"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"python -m {cli} (dice-arena) {pyproject_version()}"
 

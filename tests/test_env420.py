@@ -75,8 +75,7 @@ def test_illegal_action_falls_back_by_default_and_raises_when_asked():
 
 
 @pytest.mark.parametrize("illegal_action", ["raise", "reroll_all"])
-@pytest.mark.parametrize("bad", [1.0, np.float64(0.0), True, np.bool_(False), "3", None, np.array([0]),
-                                 np.array(0.0)])
+@pytest.mark.parametrize("bad", [1.0, np.float64(0.0), True, np.bool_(False), "3", None, np.array([0]), np.array(0.0)])
 def test_ill_typed_actions_raise_in_both_modes(illegal_action, bad):
     env = Dice420Env(agent_seat="red", illegal_action=illegal_action)
     env.reset(seed=0)
@@ -169,8 +168,9 @@ def test_rewards_follow_the_winner_and_the_opponent_is_played_inside_step():
     assert 0 < wins < 200
 
 
-@pytest.mark.parametrize("seat, name", [("red", "red"), ("blue", "blue"), (0, "red"), (1, "blue"),
-                                        (np.int64(1), "blue")])
+@pytest.mark.parametrize(
+    "seat, name", [("red", "red"), ("blue", "blue"), (0, "red"), (1, "blue"), (np.int64(1), "blue")]
+)
 def test_agent_seat_by_name_or_number(seat, name):
     env = Dice420Env(agent_seat=seat)
     _, info = env.reset(seed=4)
@@ -264,8 +264,11 @@ def agents_imports(source: str) -> list[str]:
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             arg = node.args[0]
-            if name in ("import_module", "__import__") and isinstance(arg, ast.Constant) and is_agents(
-                    str(arg.value).split(":")[0]):
+            if (
+                name in ("import_module", "__import__")
+                and isinstance(arg, ast.Constant)
+                and is_agents(str(arg.value).split(":")[0])
+            ):
                 found.append(f"{name}({arg.value!r})")
     return found
 
@@ -277,16 +280,20 @@ def test_the_agents_import_finder_finds_every_form():
         "from envs import agentsx\nimport_module('agentsy')\nfrom . import agents\nimport agentsz\n"
     )
     assert agents_imports(source) == [
-        "import agents", "import agents.base", "from agents.policy import ...",
-        "import_module('agents.features')", "__import__('agents')",
+        "import agents",
+        "import agents.base",
+        "from agents.policy import ...",
+        "import_module('agents.features')",
+        "__import__('agents')",
     ]
 
 
 def test_no_module_under_envs_imports_agents():
     files = sorted(ENVS_DIR.rglob("*.py"))
     assert ENVS_DIR / "batched.py" in files and ENVS_DIR / "aec" / "base.py" in files
-    offenders = [f"{path.relative_to(ENVS_DIR.parent)}: {hit}" for path in files
-                 for hit in agents_imports(path.read_text())]
+    offenders = [
+        f"{path.relative_to(ENVS_DIR.parent)}: {hit}" for path in files for hit in agents_imports(path.read_text())
+    ]
     assert offenders == []
 
 
@@ -356,7 +363,9 @@ def test_batched_env_outcome_frequencies_match_the_exact_values():
     """Agent greedy vs the optimal bot: exact win probability vs 40,000 batched games."""
     greedy = GreedyAgent()
     opponent = solver420.solve().policy
-    exact_red, exact_blue = solver420.win_probabilities(solver420.policy_table(greedy), solver420.solve().policy_table())
+    exact_red, exact_blue = solver420.win_probabilities(
+        solver420.policy_table(greedy), solver420.solve().policy_table()
+    )
     greedy_keeps = solver420.policy_table(greedy).argmax(axis=2)
     venv = Vec420Env(2000, opponent, agent_seat="random", seed=11)
     obs = venv.reset()

@@ -97,8 +97,9 @@ def test_bad_constructor_arguments_are_explained():
         Dice421Env(opponent=42)
 
 
-@pytest.mark.parametrize("n_players, opponent", [(2, "heuristic"), (2, "nobody"), (3, [RandomAgent(), "cautious"]),
-                                                 (3, "random")])
+@pytest.mark.parametrize(
+    "n_players, opponent", [(2, "heuristic"), (2, "nobody"), (3, [RandomAgent(), "cautious"]), (3, "random")]
+)
 def test_a_named_opponent_is_refused_with_the_way_to_get_an_agent(n_players, opponent):
     with pytest.raises(TypeError) as err:
         Dice421Env(n_players=n_players, opponent=opponent)
@@ -168,7 +169,9 @@ def test_mask_is_exactly_the_engine_legal_set_at_every_decision(n_players):
                 assert np.array_equal(mask, codec421.legal_mask(game.legal_actions()))
                 o = codec421.decode(obs)
                 assert o.hand == game.dice_in_hand and (o.rolls_used, o.rolls_allowed) == (
-                    game.rolls_used, game.rolls_allowed)
+                    game.rolls_used,
+                    game.rolls_allowed,
+                )
                 assert np.array_equal(mask, codec421.mask_of(obs))
                 assert np.array_equal(mask, codec421.action_mask(o.hand, o.is_leader))
                 if game.leader == env.seat:
@@ -227,8 +230,7 @@ def test_opponents_see_their_own_seat():
 
 
 def test_observation_layout_and_decode_round_trip():
-    others = [codec421.OtherPlayer(True, (4, 4, 1), 2, True, True),
-              codec421.OtherPlayer(False, None, 0, False, False)]
+    others = [codec421.OtherPlayer(True, (4, 4, 1), 2, True, True), codec421.OtherPlayer(False, None, 0, False, False)]
     obs = codec421.encode((1, 1, 1), 1, 3, False, 3, others, 3, 0, "discharge", 3)
     assert obs.shape == (codec421.OBS_SIZE,) == (25,)
     assert obs.tolist() == [1, 1, 1, 1, 3, 0, 3, 1, 4, 4, 1, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 1, 3]
@@ -287,8 +289,10 @@ def test_the_default_random_opponent_draws_from_the_env_generator():
     assert len({v[0] for v in keeps.values()}) > 1
 
 
-WORKED_EXAMPLE = ("211 551  643 541  621 621 642 632  642 113"  # charge, with a RAMPO
-                  "  541 6 4  111 4 4")                           # discharge
+WORKED_EXAMPLE = (
+    "211 551  643 541  621 621 642 632  642 113"  # charge, with a RAMPO
+    "  541 6 4  111 4 4"
+)  # discharge
 P1_KEEPS = [g.action_for_keep((4, 1))] * 2  # replay the 5, then the 6
 P2_KEEPS = [g.action_for_keep((1, 1))] * 2  # replay one 1, then the 4
 
@@ -305,10 +309,15 @@ def test_seed_003_worked_example_as_p2_wins():
     assert (o.tokens, o.pot, o.phase) == (3, 0, "discharge")
     assert p1.seen[0].is_leader and p1.seen[0].hand == (5, 4, 1) and p1.seen[0].others[0].tokens == 3
     text = env.render()
-    for line in ("P2 (you) has the lowest hand and takes 2 tokens from the pot",
-                 "RAMPO, one roll each: P2 (you), P1 (bot)", "P1 (bot) loses the RAMPO and takes 1 token",
-                 "Discharge round 1: P1 (bot) leads", "P1 (bot) roll 3: kept 4-1, rolled 4 -> 4-4-1",
-                 "Tokens: P1 2, P2 (you) 3 | pot 0", "Your dice 1-1-1, roll 1 of 3"):
+    for line in (
+        "P2 (you) has the lowest hand and takes 2 tokens from the pot",
+        "RAMPO, one roll each: P2 (you), P1 (bot)",
+        "P1 (bot) loses the RAMPO and takes 1 token",
+        "Discharge round 1: P1 (bot) leads",
+        "P1 (bot) roll 3: kept 4-1, rolled 4 -> 4-4-1",
+        "Tokens: P1 2, P2 (you) 3 | pot 0",
+        "Your dice 1-1-1, roll 1 of 3",
+    ):
         assert line in text
     assert text.count("Charge round 1") == 1 and env.render().count("Charge round") == 0  # narrated once
     obs, reward, term, _, info = env.step(P2_KEEPS[0])
@@ -361,10 +370,10 @@ def test_agent_out_after_the_charge_wins_while_the_others_play_on():
 def test_every_game_counts_including_those_decided_before_the_first_choice(n_players):
     env = Dice421Env(opponent=make_agent("421", "heuristic"), n_players=n_players, pot=3)
     rng = np.random.default_rng(7)
-    games = episodes = wins = losses = decided_at_reset = 0
+    n_games = episodes = wins = losses = decided_at_reset = 0
     for seed in range(400):
         obs, info = env.reset(seed=seed)
-        games += 1
+        n_games += 1
         decided_at_reset += info["decided"]
         while True:
             obs, reward, term, _, info = env.step(random_choice(rng, info))
@@ -374,7 +383,7 @@ def test_every_game_counts_including_those_decided_before_the_first_choice(n_pla
                 losses += reward == -1.0
                 break
             assert reward == 0.0
-    assert episodes == games and wins + losses == episodes
+    assert episodes == n_games and wins + losses == episodes
     assert decided_at_reset > 20 and wins > 0 and losses > 0
 
 

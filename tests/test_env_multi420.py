@@ -124,8 +124,18 @@ def test_rank_reward_paid_on_a_step_for_four_players():
     seat2 = ScriptedAgent([g.KEEP_INDEX[(5,)]])
     seat3 = ScriptedAgent([g.REROLL_ALL])
     env = Dice420Env(opponent=[seat1, seat2, seat3], n_players=4, agent_seat=0, reward="rank")
-    script = ([6, 6, 5, 1] + C * 3 + [6] + [5, 4] + [5, 4, 3, 1, 3, 3, 2, 1, 6, 6, 5, 1] + [6, 5, 4]
-              + C + [6, 6, 5, 1] + [3, 3, 2, 1] + [3])
+    script = (
+        [6, 6, 5, 1]
+        + C * 3
+        + [6]
+        + [5, 4]
+        + [5, 4, 3, 1, 3, 3, 2, 1, 6, 6, 5, 1]
+        + [6, 5, 4]
+        + C
+        + [6, 6, 5, 1]
+        + [3, 3, 2, 1]
+        + [3]
+    )
     obs, info = env.reset(options={"dice": ScriptedDice(script, seats=[0])})
     assert not info["decided"] and info["finish_order"] == []
     assert obs.tolist() == [1, 5, 6, 6] + [1, 1, 5, 6] * 3

@@ -191,8 +191,29 @@ def _table_rows(text: str) -> list[list[str]]:
 
 def test_evaluate_three_players_exact_prints_the_modules_figures():
     out = io.StringIO()
-    assert main(["evaluate", "421", "--players", "3", "--agent", "greedy421", "--opponent", "random",
-                 "--opponent2", "heuristic", "--exact", "--pot", "2", "--seed", "0"], out=out) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "421",
+                "--players",
+                "3",
+                "--agent",
+                "greedy421",
+                "--opponent",
+                "random",
+                "--opponent2",
+                "heuristic",
+                "--exact",
+                "--pot",
+                "2",
+                "--seed",
+                "0",
+            ],
+            out=out,
+        )
+        == 0
+    )
     text = out.getvalue()
     assert max(len(line) for line in text.splitlines()) <= 80
     rows = _table_rows(text)
@@ -206,8 +227,10 @@ def test_evaluate_three_players_exact_prints_the_modules_figures():
 
 def test_evaluate_two_players_with_an_opponent_gives_the_solvers_figures():
     out = io.StringIO()
-    assert main(["evaluate", "421", "--agent", "heuristic", "--opponent", "greedy421", "--exact", "--pot", "4"],
-                out=out) == 0
+    assert (
+        main(["evaluate", "421", "--agent", "heuristic", "--opponent", "greedy421", "--exact", "--pot", "4"], out=out)
+        == 0
+    )
     rows = _table_rows(out.getvalue())
     a, b = solver421.policy_table(HeuristicAgent(), 4), solver421.policy_table(Greedy421Agent(), 4)
     assert float(rows[0][2]) == pytest.approx(solver421.evaluate(a, b), abs=1e-6)
@@ -217,21 +240,29 @@ def test_evaluate_two_players_with_an_opponent_gives_the_solvers_figures():
 
 def test_evaluate_three_players_simulated_counts_every_game():
     out = io.StringIO()
-    assert main(["evaluate", "421", "--players", "3", "--agent", "greedy421", "--games", "30", "--pot", "3",
-                 "--seed", "5"], out=out) == 0
+    assert (
+        main(
+            ["evaluate", "421", "--players", "3", "--agent", "greedy421", "--games", "30", "--pot", "3", "--seed", "5"],
+            out=out,
+        )
+        == 0
+    )
     rows = _table_rows(out.getvalue())
     assert len(rows) == 3 and all(r[1] == "greedy421" for r in rows)
     wins = [int(re.search(r"\((\d+)/30\)", " ".join(r)).group(1)) for r in rows]
     assert sum(wins) == 60  # one loser per game
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--players", "4", "--agent", "greedy421"], "421 is played by 2 to 3 players"),
-    (["--players", "3", "--agent", "optimal", "--exact"], "two players only"),
-    (["--players", "3", "--agent", "greedy421", "--opponent", "optimal"], "two players only"),
-    (["--agent", "greedy421", "--opponent2", "random"], "--opponent2 needs --opponent"),
-    (["--agent", "greedy421", "--opponent", "random", "--opponent2", "random"], "--players 3"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--players", "4", "--agent", "greedy421"], "421 is played by 2 to 3 players"),
+        (["--players", "3", "--agent", "optimal", "--exact"], "two players only"),
+        (["--players", "3", "--agent", "greedy421", "--opponent", "optimal"], "two players only"),
+        (["--agent", "greedy421", "--opponent2", "random"], "--opponent2 needs --opponent"),
+        (["--agent", "greedy421", "--opponent", "random", "--opponent2", "random"], "--players 3"),
+    ],
+)
 def test_evaluate_refuses_a_table_it_cannot_set(argv, message):
     err = io.StringIO()
     assert main(["evaluate", "421", *argv], out=io.StringIO(), err=err) == 2
@@ -249,8 +280,11 @@ def _network(seed: int = 0):
     from agents.ppo_agent import PPOAgent, build_policy
 
     torch.manual_seed(seed)
-    policy = build_policy("421", {"class": "FastMlpPolicy", "net_arch": {"pi": [32], "vf": [32]},
-                                  "features_extractor": "OneHotInts"}, {"n_players": 3})
+    policy = build_policy(
+        "421",
+        {"class": "FastMlpPolicy", "net_arch": {"pi": [32], "vf": [32]}, "features_extractor": "OneHotInts"},
+        {"n_players": 3},
+    )
     return PPOAgent(policy, "421", "net")
 
 

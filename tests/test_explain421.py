@@ -57,9 +57,15 @@ def test_one_wrong_move_is_found_where_it_was_made_and_costs_the_whole_gap(role)
     assert b.gap > 1e-7
     top = b.losses[0]
     assert (top.role, top.tokens, top.roll, top.hand, top.leader_hand) == (
-        role, state["tokens"], state["roll"], hand, state["leader_hand"])
+        role,
+        state["tokens"],
+        state["roll"],
+        hand,
+        state["leader_hand"],
+    )
     assert top.played == worse and top.best == opt.action(
-        top.tokens, role == LEADER, top.roll, hand, top.rolls_owed, max(top.leader_hand, 0))
+        top.tokens, role == LEADER, top.roll, hand, top.rolls_owed, max(top.leader_hand, 0)
+    )
     assert top.loss == pytest.approx(b.gap, abs=1e-12)
     assert top.loss == pytest.approx(top.reach * (top.values[1] - top.values[0]), rel=1e-12)
     assert b.total - top.loss < 1e-12

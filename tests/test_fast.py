@@ -80,7 +80,11 @@ def test_fast_policy_update_matches_the_plain_policy(game):
     results = []
     for policy in (fast, plain):
         values, log_prob, entropy = policy.evaluate_actions(obs, actions, action_masks=masks)
-        loss = (values.squeeze(-1) * torch.linspace(-1, 1, len(obs))).sum() - (log_prob * torch.cos(actions)).sum() - entropy.sum()
+        loss = (
+            (values.squeeze(-1) * torch.linspace(-1, 1, len(obs))).sum()
+            - (log_prob * torch.cos(actions)).sum()
+            - entropy.sum()
+        )
         policy.optimizer.zero_grad()
         loss.backward()
         grads = torch.cat([p.grad.flatten() for p in policy.parameters()])
@@ -97,7 +101,7 @@ def test_fast_policy_update_keeps_apart_equal_observations_with_different_masks(
     fast, plain = twin_policies("420", PRESETS["ppo-420"].policy, seed=2)
     obs, masks, _ = rollout_batch_420(256, seed=2)
     obs, masks = torch.cat([obs, obs]), np.concatenate([masks, masks])
-    masks[len(masks) // 2:] = True  # the same observations, every action allowed
+    masks[len(masks) // 2 :] = True  # the same observations, every action allowed
     actions = torch.as_tensor([np.flatnonzero(m)[-1] for m in masks], dtype=torch.float32)
     results = []
     for policy in (fast, plain):
@@ -147,14 +151,31 @@ def test_batched_ppo_collects_the_same_rollout_as_maskable_ppo(policy_class):
     buffers, episodes = [], []
     for algo, monitor in ((MaskablePPO, VecMonitor), (BatchedMaskablePPO, EpisodeMonitor)):
         env = monitor(Vec420Env(64, agents.bot_table("420", "optimal"), seed=5))
-        model = algo(policy_class, env, policy_kwargs=policy_kwargs_from(spec), n_steps=32,
-                     batch_size=512, n_epochs=1, seed=5, device="cpu")
+        model = algo(
+            policy_class,
+            env,
+            policy_kwargs=policy_kwargs_from(spec),
+            n_steps=32,
+            batch_size=512,
+            n_epochs=1,
+            seed=5,
+            device="cpu",
+        )
         model.learn(64 * 32 * 2)  # two rollouts and one update in between
         buffers.append(model.rollout_buffer)
         episodes.append([(e["r"], e["l"]) for e in model.ep_info_buffer])
     a, b = buffers
-    for field in ("observations", "actions", "rewards", "episode_starts", "values", "log_probs", "action_masks",
-                  "advantages", "returns"):
+    for field in (
+        "observations",
+        "actions",
+        "rewards",
+        "episode_starts",
+        "values",
+        "log_probs",
+        "action_masks",
+        "advantages",
+        "returns",
+    ):
         np.testing.assert_allclose(getattr(a, field), getattr(b, field), rtol=1e-5, atol=1e-6, err_msg=field)
     assert episodes[0] == episodes[1] and len(episodes[0]) > 0
 
@@ -186,8 +207,9 @@ def test_suboptimal_choices_counts_exactly_the_costly_choices():
     states, _, masks = solver420.decision_batch()
     i = next(i for i in range(len(states)) if masks[i].sum() > 2)
     h, o = states[i]
-    worse = next(k for k in np.flatnonzero(codec420.LEGAL_MASKS[h])
-                 if best.q[k, o] < best.q[best.policy[h, o], o] - 1e-9)
+    worse = next(
+        k for k in np.flatnonzero(codec420.LEGAL_MASKS[h]) if best.q[k, o] < best.q[best.policy[h, o], o] - 1e-9
+    )
     keeps = best.policy.copy()
     keeps[h, o] = worse
     assert solver420.suboptimal_choices(keeps) == 1
@@ -206,21 +228,28 @@ def test_distinct_rows_keeps_observations_apart():
     wide = FastMlpPolicy(spaces.Box(0, 10**6, shape=(8,), dtype=np.int64), spaces.Discrete(3), lambda _: 1e-3)
     assert wide._radix is None
     rng = np.random.default_rng(0)
-    for policy, obs in ((fast, rollout_batch_421(120)[0]),
-                        (wide, torch.as_tensor(rng.integers(0, 3, size=(300, 8)) * 10**5, dtype=torch.float32))):
+    for policy, obs in (
+        (fast, rollout_batch_421(120)[0]),
+        (wide, torch.as_tensor(rng.integers(0, 3, size=(300, 8)) * 10**5, dtype=torch.float32)),
+    ):
         distinct, inverse, first = policy.distinct_rows(obs)
         assert torch.equal(obs[first], distinct)
         assert torch.equal(distinct[inverse], obs)
         assert len(distinct) == len(torch.unique(obs, dim=0)) < len(obs)
 
 
-@pytest.mark.parametrize("space, rows", [
-    # a value above the Box would carry into the next digit of the key: [4, 0] and [0, 1]
-    (spaces.Box(0, 3, shape=(2,), dtype=np.int64), [[4, 0], [0, 1], [0, 1], [1.5, 0], [1, 0]]),
-    # bounds so wide that the number of combinations overflows an int64
-    (spaces.Box(np.iinfo(np.int64).min, np.iinfo(np.int64).max, shape=(3,), dtype=np.int64),
-     [[1, 2, 3], [1, 5, 7], [1, 9, 9], [1, 2, 3]]),
-])
+@pytest.mark.parametrize(
+    "space, rows",
+    [
+        # a value above the Box would carry into the next digit of the key: [4, 0] and [0, 1]
+        (spaces.Box(0, 3, shape=(2,), dtype=np.int64), [[4, 0], [0, 1], [0, 1], [1.5, 0], [1, 0]]),
+        # bounds so wide that the number of combinations overflows an int64
+        (
+            spaces.Box(np.iinfo(np.int64).min, np.iinfo(np.int64).max, shape=(3,), dtype=np.int64),
+            [[1, 2, 3], [1, 5, 7], [1, 9, 9], [1, 2, 3]],
+        ),
+    ],
+)
 def test_distinct_rows_never_merges_different_observations(space, rows):
     policy = FastMlpPolicy(space, spaces.Discrete(3), lambda _: 1e-3)
     obs = torch.tensor(rows, dtype=torch.float32)

@@ -20,7 +20,7 @@ def test_a_thermometer_bit_says_the_value_is_at_least_its_threshold(low, high):
     bits = features(torch.as_tensor(obs)).numpy()
     start = 0
     for i, (l, h) in enumerate(zip(low, high)):
-        part = bits[:, start:start + h - l]
+        part = bits[:, start : start + h - l]
         assert (part.sum(axis=1) == obs[:, i] - l).all()  # as many ones as steps above low
         assert (np.diff(part, axis=1) <= 0).all()  # ones first: a thermometer
         start += h - l
@@ -32,7 +32,16 @@ def test_a_thermometer_holds_the_one_hot_code():
     obs = torch.tensor([[v, w] for v in range(6) for w in range(1, 4)])
     bits = ThermometerInts(space)(obs)
     hot = OneHotInts(space)(obs)
-    padded = torch.cat([torch.ones(len(obs), 1), bits[:, :5], torch.zeros(len(obs), 1),
-                        torch.ones(len(obs), 1), bits[:, 5:], torch.zeros(len(obs), 1)], dim=1)
+    padded = torch.cat(
+        [
+            torch.ones(len(obs), 1),
+            bits[:, :5],
+            torch.zeros(len(obs), 1),
+            torch.ones(len(obs), 1),
+            bits[:, 5:],
+            torch.zeros(len(obs), 1),
+        ],
+        dim=1,
+    )
     rebuilt = torch.cat([padded[:, 0:6] - padded[:, 1:7], padded[:, 7:10] - padded[:, 8:11]], dim=1)
     assert torch.equal(rebuilt, hot)

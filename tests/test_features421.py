@@ -74,7 +74,9 @@ def test_dice_in_any_order_read_as_the_same_hand_and_other_shapes_are_refused():
     obs[2, HAND_STARTS[2] : HAND_STARTS[2] + 3] = (3, 2, 2)  # a third seat's hand
     _, therm = features(obs)
     assert int(therm[0, 0].sum()) == int(therm[1, 0].sum()) == N_HANDS  # 4-2-1, the best hand
-    assert [int(therm[2, seat].sum()) for seat in range(3)] == [1 + g.hand_rank(h) for h in ((5, 2, 2), (6, 6, 1), (3, 2, 2))]
+    assert [int(therm[2, seat].sum()) for seat in range(3)] == [
+        1 + g.hand_rank(h) for h in ((5, 2, 2), (6, 6, 1), (3, 2, 2))
+    ]
     assert int(therm[2, 2].sum()) == 1  # 3-2-2, the lowest hand: bit 0 alone
     with pytest.raises(ValueError, match="Rank421Features reads 421 observations"):
         Rank421Features(gym.spaces.Box(0, 6, (8,), dtype=np.int64))

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import io
-import json
 import os
 import signal
 import stat
@@ -22,7 +21,6 @@ import subprocess
 import sys
 import threading
 import time
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -38,6 +36,7 @@ DEEP = b"[" * 200_000 + b"]" * 200_000
 @pytest.fixture(autouse=True)
 def no_hang():
     """Every test here ends within 60 s: a read that would block on a FIFO fails instead."""
+
     def hung(signum, frame):
         raise TimeoutError("hung (a FIFO read blocks?)")
 
@@ -157,8 +156,13 @@ def test_a_link_a_device_a_fifo_a_folder_are_never_written(tmp_path, fifo):
     target.write_text("keep")
     (tmp_path / "link.csv").symlink_to(target)
     (tmp_path / "null.csv").symlink_to("/dev/null")
-    cases = ((tmp_path / "link.csv", "symbolic link"), (tmp_path / "null.csv", "symbolic link"),
-             ("/dev/null", "character device"), (fifo, "FIFO"), (tmp_path, "folder"))
+    cases = (
+        (tmp_path / "link.csv", "symbolic link"),
+        (tmp_path / "null.csv", "symbolic link"),
+        ("/dev/null", "character device"),
+        (fifo, "FIFO"),
+        (tmp_path, "folder"),
+    )
     for path, kind in cases:
         for force in (False, True):
             with pytest.raises(FileRefused, match=f"is a {kind}; refusing to write") as e:
@@ -166,8 +170,11 @@ def test_a_link_a_device_a_fifo_a_folder_are_never_written(tmp_path, fifo):
             assert "\n" not in str(e.value)
     assert target.read_text() == "keep" and (tmp_path / "link.csv").is_symlink() and _is_char_device("/dev/null")
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
-    for path, why in ((tmp_path / "none" / "x.csv", "there is no folder"), (target / "x.csv", "is not a folder"),
-                      ("", "give the name of the file")):
+    for path, why in (
+        (tmp_path / "none" / "x.csv", "there is no folder"),
+        (target / "x.csv", "is not a folder"),
+        ("", "give the name of the file"),
+    ):
         with pytest.raises(FileRefused, match=why):
             files.check_output(path, force=True)
     assert _leftovers(tmp_path) == []
@@ -209,8 +216,11 @@ def _tournament(path, force, capsys):
     from play.__main__ import main
 
     out, err = io.StringIO(), io.StringIO()
-    code = main(["tournament", "420", "--agents", "greedy,random", "--games", "1", "--seed", "1",
-                 "--out", str(path), *force], out=out, err=err)
+    code = main(
+        ["tournament", "420", "--agents", "greedy,random", "--games", "1", "--seed", "1", "--out", str(path), *force],
+        out=out,
+        err=err,
+    )
     return code, err.getvalue()
 
 
@@ -287,8 +297,12 @@ def test_a_command_never_writes_through_a_link_or_to_a_device(command, tmp_path,
 def _bad_files(tmp_path: Path, good: Path) -> dict[str, Path]:
     """A device, a FIFO, deep JSON and a truncated copy of ``good``, each under ``good``'s suffix."""
     suffix = good.suffix
-    made = {"device": tmp_path / f"zero{suffix}", "fifo": tmp_path / f"fifo{suffix}",
-            "deep": tmp_path / f"deep{suffix}", "truncated": tmp_path / f"cut{suffix}"}
+    made = {
+        "device": tmp_path / f"zero{suffix}",
+        "fifo": tmp_path / f"fifo{suffix}",
+        "deep": tmp_path / f"deep{suffix}",
+        "truncated": tmp_path / f"cut{suffix}",
+    }
     made["device"].symlink_to("/dev/zero")
     os.mkfifo(made["fifo"])
     made["deep"].write_bytes(DEEP)
@@ -323,8 +337,12 @@ def test_a_reply_table_is_read_from_a_regular_file_only(case, tmp_path):
         arrays["metadata"] = np.frombuffer(DEEP[:20_000] + DEEP[-20_000:], dtype=np.uint8)
         bad["deep"].unlink()
         np.savez(bad["deep"], **arrays)
-    why = {"device": "character device", "fifo": "FIFO", "truncated": "not a readable reply file",
-           "deep": "nests deeper"}[case]
+    why = {
+        "device": "character device",
+        "fifo": "FIFO",
+        "truncated": "not a readable reply file",
+        "deep": "nests deeper",
+    }[case]
     with pytest.raises(reply.ReplyFileError, match=why) as e:
         reply.load(bad[case])
     assert "\n" not in str(e.value)
@@ -348,18 +366,35 @@ def test_checkpoint_weights_are_read_from_a_regular_file_only(tmp_path, capsys):
 
     (tmp_path / "w.json").write_bytes((SHIPPED / "ppo-420.json").read_bytes())
     os.mkfifo(tmp_path / "w.pt")
-    assert main(["match", "420", "--agent", str(tmp_path / "w.pt"), "--opponent", "random", "--games", "1"],
-                out=io.StringIO()) == 2
+    assert (
+        main(
+            ["match", "420", "--agent", str(tmp_path / "w.pt"), "--opponent", "random", "--games", "1"],
+            out=io.StringIO(),
+        )
+        == 2
+    )
     assert "FIFO" in _one_error_line(capsys.readouterr().err)
 
 
 # --- Ctrl-C ----------------------------------------------------------------------------------------
+def _sigint_default() -> None:
+    """In the child before it runs Python: SIGINT as a foreground program has it (a shell
+    starts a background job with SIGINT ignored, which Python then leaves ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(argv: list[str], delay: float) -> tuple[int, str]:
     """Run ``python -X importtime -m play ARGV``, send it SIGINT ``delay`` seconds after the
     interpreter has started (its ``site`` import done: before that no code of ours runs);
     its exit status and what it wrote on stderr but the import times."""
-    proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "play", *argv], cwd=ROOT,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-X", "importtime", "-m", "play", *argv],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=_sigint_default,  # a test run in the background (SIGINT ignored) still tests Ctrl-C
+    )
     lines: list[bytes] = []
     started = threading.Event()
 
@@ -376,7 +411,12 @@ def _interrupt(argv: list[str], delay: float) -> tuple[int, str]:
     time.sleep(delay)
     still_running = proc.poll() is None
     proc.send_signal(signal.SIGINT)
-    code = proc.wait(30)
+    try:
+        code = proc.wait(30)
+    finally:
+        if proc.poll() is None:  # never leave it running: it plays ten million games
+            proc.kill()
+            proc.wait()
     reader.join(10)
     assert still_running, "the command ended before the signal"
     err = b"".join(line for line in lines if not line.startswith(b"import time:")).decode()

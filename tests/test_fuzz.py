@@ -79,10 +79,13 @@ def python_ints(n_actions: int, big: bool = True) -> st.SearchStrategy:
 
 def numpy_ints(n_actions: int, types=INT_TYPES) -> st.SearchStrategy:
     """Numpy integer scalars of every type: near the action range and at the type's edges."""
+
     def values(t):
         info = np.iinfo(t)
-        return st.sampled_from(sorted(v for v in {*range(-3, n_actions + 3), *EDGE_INTS, info.min, info.max}
-                                      if _fits(t, v))).map(t)
+        return st.sampled_from(
+            sorted(v for v in {*range(-3, n_actions + 3), *EDGE_INTS, info.min, info.max} if _fits(t, v))
+        ).map(t)
+
     return st.one_of([values(t) for t in types])
 
 
@@ -90,18 +93,28 @@ def not_integers(n_actions: int, bools: bool = True) -> st.SearchStrategy:
     """Scalars that are not integers (some look like one: 1.0, True, "1", 1+0j)."""
     near = st.integers(-3, n_actions + 2)
     return st.one_of(
-        st.floats(), near.map(float), near.map(np.float64), near.map(np.float32),
+        st.floats(),
+        near.map(float),
+        near.map(np.float64),
+        near.map(np.float32),
         st.sampled_from([np.nan, np.inf, -np.inf, -0.0]),
         *([st.booleans(), st.sampled_from([np.True_, np.False_])] if bools else []),
-        st.text(max_size=3), near.map(str), st.binary(max_size=2), st.none(),
-        near.map(complex), near.map(Decimal), st.decimals(places=2, allow_nan=True), near.map(Fraction),
+        st.text(max_size=3),
+        near.map(str),
+        st.binary(max_size=2),
+        st.none(),
+        near.map(complex),
+        near.map(Decimal),
+        st.decimals(places=2, allow_nan=True),
+        near.map(Fraction),
     )
 
 
 def scalar_actions(n_actions: int) -> st.SearchStrategy:
     """One action as a scalar, integer (in or out of range) or not."""
-    return st.one_of(python_ints(n_actions, big=True), numpy_ints(n_actions, INT_TYPES),
-                     not_integers(n_actions, bools=True))
+    return st.one_of(
+        python_ints(n_actions, big=True), numpy_ints(n_actions, INT_TYPES), not_integers(n_actions, bools=True)
+    )
 
 
 def any_actions(n_actions: int) -> st.SearchStrategy:
@@ -110,8 +123,10 @@ def any_actions(n_actions: int) -> st.SearchStrategy:
     return st.one_of(
         scalar_actions(n_actions),
         numpy_ints(n_actions).map(np.array),  # a 0-d integer array: an integer
-        near.map(lambda v: np.array(float(v))), st.booleans().map(np.array),
-        st.lists(near, max_size=2), st.lists(near, min_size=1, max_size=2).map(tuple),
+        near.map(lambda v: np.array(float(v))),
+        st.booleans().map(np.array),
+        st.lists(near, max_size=2),
+        st.lists(near, min_size=1, max_size=2).map(tuple),
         st.lists(near, min_size=1, max_size=2).map(np.array),  # (1,) and (2,) arrays
         st.builds(object),
     )
@@ -135,8 +150,10 @@ LEGAL_FORMS = (int, np.int64, np.int32, np.uint8, np.array)
 def one_move(data, legal, n_actions: int):
     """Mostly a legal action (in some integer form), else anything at all."""
     if data.draw(st.integers(0, 3), label="legal?"):
-        return data.draw(st.tuples(st.sampled_from(list(legal)), st.sampled_from(LEGAL_FORMS))
-                         .map(lambda t: t[1](t[0])), label="legal action")
+        return data.draw(
+            st.tuples(st.sampled_from(list(legal)), st.sampled_from(LEGAL_FORMS)).map(lambda t: t[1](t[0])),
+            label="legal action",
+        )
     return data.draw(any_actions(n_actions), label="any action")
 
 
@@ -160,9 +177,14 @@ def check_tokens421(game) -> None:
 
 
 def engine_snapshot(spec, game):
-    return (len(game.events), repr(game), tuple(game.legal_actions()), game.is_over,
-            tuple(spec.codec.observe(game, s).tobytes() for s in range(game.n_players)),
-            game.dice.rng.bit_generator.state)
+    return (
+        len(game.events),
+        repr(game),
+        tuple(game.legal_actions()),
+        game.is_over,
+        tuple(spec.codec.observe(game, s).tobytes() for s in range(game.n_players)),
+        game.dice.rng.bit_generator.state,
+    )
 
 
 def check_engine(spec, game, space) -> None:
@@ -223,8 +245,14 @@ def test_engines(name, data):
 
 def env_snapshot(env, codec):
     game = env.game
-    return (codec.observe(game, env.seat).tobytes(), env.action_masks().tobytes(), len(game.events), env._ended,
-            repr(game), env.np_random.bit_generator.state)
+    return (
+        codec.observe(game, env.seat).tobytes(),
+        env.action_masks().tobytes(),
+        len(game.events),
+        env._ended,
+        repr(game),
+        env.np_random.bit_generator.state,
+    )
 
 
 def run_gym_episode(env, codec, space, data, rng, seed, options):
@@ -286,17 +314,21 @@ def test_dice420_env(data):
     spec = games.get("420")
     n = data.draw(st.integers(2, g420.MAX_PLAYERS), label="n_players")
     names = data.draw(st.lists(st.sampled_from(spec.bots_for(n)), min_size=n - 1, max_size=n - 1), label="opponents")
-    kwargs = dict(n_players=n, agent_seat=data.draw(st.sampled_from(["random", *range(n)]), label="agent_seat"),
-                  reward=data.draw(st.sampled_from(["outcome", "rank"]), label="reward"),
-                  illegal_action=data.draw(st.sampled_from(["raise", "reroll_all"]), label="illegal_action"))
+    kwargs = dict(
+        n_players=n,
+        agent_seat=data.draw(st.sampled_from(["random", *range(n)]), label="agent_seat"),
+        reward=data.draw(st.sampled_from(["outcome", "rank"]), label="reward"),
+        illegal_action=data.draw(st.sampled_from(["raise", "reroll_all"]), label="illegal_action"),
+    )
     seed = data.draw(SEEDS, label="seed")
 
     def make():
         return Dice420Env(opponent=[agents.make_agent("420", name, seed=i) for i, name in enumerate(names)], **kwargs)
 
     env = make()
-    trace, accepted = run_gym_episode(env, codec420, env.observation_space, data,
-                                      np.random.default_rng(seed), seed, None)
+    trace, accepted = run_gym_episode(
+        env, codec420, env.observation_space, data, np.random.default_rng(seed), seed, None
+    )
     assert replay_gym_episode(make(), seed, None, accepted) == trace
 
 
@@ -319,17 +351,21 @@ def test_dice421_env(data):
     pot = data.draw(POTS, label="pot")
     fit = [b for b in spec.bots_for(n) if _plays(agents.make_agent("421", b), n, pot)]  # exact3: pot 15 only
     names = data.draw(st.lists(st.sampled_from(fit), min_size=n - 1, max_size=n - 1), label="opponents")
-    kwargs = dict(n_players=n, pot=pot,
-                  agent_seat=data.draw(st.sampled_from(["random", *range(n)]), label="agent_seat"),
-                  illegal_action=data.draw(st.sampled_from(["raise", "reroll_all"]), label="illegal_action"))
+    kwargs = dict(
+        n_players=n,
+        pot=pot,
+        agent_seat=data.draw(st.sampled_from(["random", *range(n)]), label="agent_seat"),
+        illegal_action=data.draw(st.sampled_from(["raise", "reroll_all"]), label="illegal_action"),
+    )
     seed = data.draw(SEEDS, label="seed")
 
     def make():
         return Dice421Env(opponent=[agents.make_agent("421", name, seed=i) for i, name in enumerate(names)], **kwargs)
 
     env = make()
-    trace, accepted = run_gym_episode(env, codec421, env.observation_space, data,
-                                      np.random.default_rng(seed), seed, None)
+    trace, accepted = run_gym_episode(
+        env, codec421, env.observation_space, data, np.random.default_rng(seed), seed, None
+    )
     assert replay_gym_episode(make(), seed, None, accepted) == trace
 
 
@@ -338,8 +374,11 @@ def test_dice421_env(data):
 
 def vec_snapshot(env):
     """Every array and number of a batched env's state (not the last actions), and its generator's state."""
-    state = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in vars(env).items()
-             if isinstance(v, (np.ndarray, int, float)) and k != "_actions"}
+    state = {
+        k: v.copy() if isinstance(v, np.ndarray) else v
+        for k, v in vars(env).items()
+        if isinstance(v, (np.ndarray, int, float)) and k != "_actions"
+    }
     return state, env.rng.bit_generator.state
 
 
@@ -363,16 +402,30 @@ def bad_batches(n: int, n_actions: int, masks: np.ndarray, shapes: bool) -> st.S
     wrong shapes and things that are not sequences)."""
     legal = masks.argmax(axis=1)
     kinds = [
-        st.just(legal.astype(np.float64)), st.just(legal + 0.5), st.just(np.full(n, np.nan)),
-        st.just(legal.astype(bool)), st.just(legal.astype(str)), st.just(legal.astype(object) * 1.0),
+        st.just(legal.astype(np.float64)),
+        st.just(legal + 0.5),
+        st.just(np.full(n, np.nan)),
+        st.just(legal.astype(bool)),
+        st.just(legal.astype(str)),
+        st.just(legal.astype(object) * 1.0),
         st.just(legal.astype(np.complex128)),
     ]
     if shapes:
         kinds += [
-            st.just(legal[:, None]), st.just(legal[None, :]), st.just(np.append(legal, 0)), st.just(legal[:-1]),
-            st.just(list(legal) + [0]), st.just(list(legal)[:-1]), st.just([list(legal)]), st.just([]),
-            st.just(np.array(legal[0])), st.just(int(legal[0])), st.just(None), st.just("0" * n),
-            st.just({i: int(a) for i, a in enumerate(legal)}), st.just(iter(legal.tolist())),
+            st.just(legal[:, None]),
+            st.just(legal[None, :]),
+            st.just(np.append(legal, 0)),
+            st.just(legal[:-1]),
+            st.just(list(legal) + [0]),
+            st.just(list(legal)[:-1]),
+            st.just([list(legal)]),
+            st.just([]),
+            st.just(np.array(legal[0])),
+            st.just(int(legal[0])),
+            st.just(None),
+            st.just("0" * n),
+            st.just({i: int(a) for i, a in enumerate(legal)}),
+            st.just(iter(legal.tolist())),
         ]
     return st.one_of(kinds)
 
@@ -457,16 +510,18 @@ def test_vec420_env(data):
         table = agents.bot_table("420", data.draw(st.sampled_from(list(games.get("420").bots)), label="bot"))
     else:
         table = own_hand_table420(data.draw(st.sampled_from(["greedy", "foundation"]), label="bot"))
-    kwargs = dict(n_players=n_players, seed=data.draw(SEEDS, label="seed"),
-                  agent_seat=data.draw(st.sampled_from(["random", *range(n_players)]), label="agent_seat"),
-                  reward=data.draw(st.sampled_from(["outcome", "rank"]), label="reward"))
+    kwargs = dict(
+        n_players=n_players,
+        seed=data.draw(SEEDS, label="seed"),
+        agent_seat=data.draw(st.sampled_from(["random", *range(n_players)]), label="agent_seat"),
+        reward=data.draw(st.sampled_from(["outcome", "rank"]), label="reward"),
+    )
     num_envs = data.draw(st.integers(1, 4), label="num_envs")
 
     def check(env, decided):
         assert np.array_equal(decided, env.decided)
 
-    trace, accepted = run_vec(Vec420Env(num_envs, table, **kwargs), data, kwargs["seed"],
-                              vec420=True, check=check)
+    trace, accepted = run_vec(Vec420Env(num_envs, table, **kwargs), data, kwargs["seed"], vec420=True, check=check)
     assert replay_vec(Vec420Env(num_envs, table, **kwargs), accepted) == trace
 
 
@@ -476,16 +531,18 @@ def test_vec421_env(data):
     legal, with one bad game, or bad as a whole (dtypes and shapes)."""
     pot = data.draw(POTS, label="pot")
     table = agents.bot_table("421", data.draw(st.sampled_from(games.get("421").bots_for(2)), label="bot"), pot=pot)
-    kwargs = dict(pot=pot, seed=data.draw(SEEDS, label="seed"),
-                  agent_seat=data.draw(st.sampled_from(["random", 0, 1]), label="agent_seat"))
+    kwargs = dict(
+        pot=pot,
+        seed=data.draw(SEEDS, label="seed"),
+        agent_seat=data.draw(st.sampled_from(["random", 0, 1]), label="agent_seat"),
+    )
     num_envs = data.draw(st.integers(1, 4), label="num_envs")
 
     def check(env, decided):
         assert np.array_equal(decided, env.pending != 0)
         assert np.all(env.tok.sum(axis=1) + env.pot_left == pot)
 
-    trace, accepted = run_vec(Vec421Env(num_envs, table, **kwargs), data, kwargs["seed"],
-                              check=check)
+    trace, accepted = run_vec(Vec421Env(num_envs, table, **kwargs), data, kwargs["seed"], check=check)
     assert replay_vec(Vec421Env(num_envs, table, **kwargs), accepted) == trace
 
 
@@ -494,10 +551,17 @@ def test_vec421_env(data):
 
 def aec_snapshot(env):
     raw = env.unwrapped
-    return (env.agent_selection, tuple(env.agents), repr(raw.game), len(raw.game.events),
-            tuple(sorted(env.terminations.items())), tuple(sorted(env.rewards.items())),
-            tuple((a, raw.observe(a)["observation"].tobytes(), raw.observe(a)["action_mask"].tobytes())
-                  for a in env.agents))
+    return (
+        env.agent_selection,
+        tuple(env.agents),
+        repr(raw.game),
+        len(raw.game.events),
+        tuple(sorted(env.terminations.items())),
+        tuple(sorted(env.rewards.items())),
+        tuple(
+            (a, raw.observe(a)["observation"].tobytes(), raw.observe(a)["action_mask"].tobytes()) for a in env.agents
+        ),
+    )
 
 
 @pytest.mark.parametrize("name, module", [("420", dice420_v0), ("421", dice421_v0)], ids=["dice420_v0", "dice421_v0"])
@@ -573,9 +637,56 @@ def test_aec_envs(name, module, data):
 
 # --- the terminal prompts' parsers -------------------------------------------------------
 
-WORDS = ["keep", "k", "reroll", "r", "stop", "s", "all", "a", "*", "?", "h", "help", "legal", "l", "moves",
-         "q", "quit", "exit", "KEEP", "All", " ", "  ", "\t", ",", ";", "/", "+", "-", "0", "1", "2", "3", "4",
-         "5", "6", "7", "9", "12", "66", "654", "²", "٣", "İ", "ǅ", "\n", "\x00", "keep1", "k 6 6"]
+WORDS = [
+    "keep",
+    "k",
+    "reroll",
+    "r",
+    "stop",
+    "s",
+    "all",
+    "a",
+    "*",
+    "?",
+    "h",
+    "help",
+    "legal",
+    "l",
+    "moves",
+    "q",
+    "quit",
+    "exit",
+    "KEEP",
+    "All",
+    " ",
+    "  ",
+    "\t",
+    ",",
+    ";",
+    "/",
+    "+",
+    "-",
+    "0",
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "6",
+    "7",
+    "9",
+    "12",
+    "66",
+    "654",
+    "²",
+    "٣",
+    "İ",
+    "ǅ",
+    "\n",
+    "\x00",
+    "keep1",
+    "k 6 6",
+]
 COMMAND_TEXT = st.one_of(st.text(max_size=20), st.lists(st.sampled_from(WORDS), max_size=8).map("".join))
 
 
@@ -636,9 +747,19 @@ def test_vec421_refuses_bad_actions_in_one_line():
     assert len(decided) and len(live)
     good = masks.argmax(axis=1)
     row = int(live[0])
-    for value, why in [(-14, "not in 0..28"), (-1, "not in 0..28"), (29, "not in 0..28"), (2**70, "not in 0..28"),
-                       ("x", "integer"), (1.0, "integer"), (np.nan, "integer"), (True, "integer"),
-                       (np.True_, "integer"), (None, "integer"), (np.array(1), "integer")]:
+    for value, why in [
+        (-14, "not in 0..28"),
+        (-1, "not in 0..28"),
+        (29, "not in 0..28"),
+        (2**70, "not in 0..28"),
+        ("x", "integer"),
+        (1.0, "integer"),
+        (np.nan, "integer"),
+        (True, "integer"),
+        (np.True_, "integer"),
+        (None, "integer"),
+        (np.array(1), "integer"),
+    ]:
         actions = good.tolist()
         actions[row] = value
         snapshot_after_refusal(env, actions, rf"^game {row}: action .*\(.*{why}.*legal actions: ")
@@ -672,6 +793,7 @@ def bad_tables():
             foll[2, 1, h, h, :] = 0.0
             foll[2, 1, h, h, g421.action_for_keep(())] = 1.0
             foll[2, 1, h, h, action] = value
+
         return change
 
     return [
@@ -700,12 +822,15 @@ def test_vec421_refuses_bad_opponent_tables(what, change):
     assert env.opponent_policy is good  # the old table stays
 
 
-@pytest.mark.parametrize("bad", [
-    Policy421(True, np.zeros((2, 2, 56, 29)), np.zeros((2, 3, 56, 56, 29))),
-    Policy421(1, np.zeros((2, 2, 56, 29)).tolist(), np.zeros((2, 3, 56, 56, 29))),
-    Policy421(1, np.zeros((2, 2, 56, 29), dtype=str), np.zeros((2, 3, 56, 56, 29))),
-    Policy421(1, np.zeros((2, 2, 56, 29)), np.zeros((2, 3, 56, 29))),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        Policy421(True, np.zeros((2, 2, 56, 29)), np.zeros((2, 3, 56, 56, 29))),
+        Policy421(1, np.zeros((2, 2, 56, 29)).tolist(), np.zeros((2, 3, 56, 56, 29))),
+        Policy421(1, np.zeros((2, 2, 56, 29), dtype=str), np.zeros((2, 3, 56, 56, 29))),
+        Policy421(1, np.zeros((2, 2, 56, 29)), np.zeros((2, 3, 56, 29))),
+    ],
+)
 def test_policy421_check_refuses_malformed_tables(bad):
     with pytest.raises(ValueError):
         bad.check()

@@ -40,8 +40,14 @@ def of_type(game, kind):
 
 def state(game):
     """Everything a move changes, for comparing a game before and after."""
-    return (list(game.hands), game.current_player, list(game.remaining), list(game.finish_order),
-            [dict(e) for e in game.events], game.is_over)
+    return (
+        list(game.hands),
+        game.current_player,
+        list(game.remaining),
+        list(game.finish_order),
+        [dict(e) for e in game.events],
+        game.is_over,
+    )
 
 
 def legal_by_brute_force(hand):
@@ -104,8 +110,22 @@ def test_hands_and_keeps_are_high_to_low_in_the_ascending_multiset_order():
     assert all(h == tuple(sorted(h, reverse=True)) for h in g.HANDS)
     assert all(g.HAND_INDEX[h] == i for i, h in enumerate(g.HANDS)) and len(g.HAND_INDEX) == 126
     assert (6, 6, 5, 1) in g.HAND_INDEX and (1, 5, 6, 6) not in g.HAND_INDEX
-    assert g.KEEPS == ((), (5,), (6,), (6, 4), (5, 5), (6, 5), (6, 6), (6, 6, 3), (6, 5, 4), (6, 6, 4),
-                       (5, 5, 5), (6, 5, 5), (6, 6, 5), (6, 6, 6))
+    assert g.KEEPS == (
+        (),
+        (5,),
+        (6,),
+        (6, 4),
+        (5, 5),
+        (6, 5),
+        (6, 6),
+        (6, 6, 3),
+        (6, 5, 4),
+        (6, 6, 4),
+        (5, 5, 5),
+        (6, 5, 5),
+        (6, 6, 5),
+        (6, 6, 6),
+    )
     assert g.KEEP_INDEX[(6, 4)] == 3 and g.REROLL_ALL == 0
     assert g.canonical([1, 5, 6, 6]) == (6, 6, 5, 1) == g.canonical((6, 1, 6, 5))
     assert g.reroll_of((6, 6, 5, 1), keep(6, 6)) == (5, 1)
@@ -121,8 +141,16 @@ def test_r1_first_turn_rolls_all_four_without_a_choice():
     game = g.Game420(dice=dice)
     assert dice.remaining == ()
     red, blue = rolls(game)
-    assert red == {"type": "roll", "seat": g.RED, "before": None, "keep": (), "rolled": (1, 5, 6, 6),
-                   "hand": (6, 6, 5, 1), "forced": "first", "won": False}
+    assert red == {
+        "type": "roll",
+        "seat": g.RED,
+        "before": None,
+        "keep": (),
+        "rolled": (1, 5, 6, 6),
+        "hand": (6, 6, 5, 1),
+        "forced": "first",
+        "won": False,
+    }
     assert (blue["seat"], blue["before"], blue["keep"], blue["forced"]) == (g.BLUE, None, (), "first")
     assert game.hands == [(6, 6, 5, 1), (6, 6, 1, 1)]
     # The first real choice is Red's second turn: a first roll is never a choice.
@@ -142,7 +170,11 @@ def test_r1_first_roll_of_a_later_round_is_forced_too():
     dice = ScriptedDice([6, 6, 1, 1, 5, 5, 5, 5, 1, 1, 6, 6, 6, 1, 6, 1])
     game = g.Game420(3, dice=dice, first_player=0)
     assert [(e["seat"], e["before"], e["forced"]) for e in rolls(game)] == [
-        (0, None, "first"), (1, None, "first"), (2, None, "first"), (0, None, "first")]
+        (0, None, "first"),
+        (1, None, "first"),
+        (2, None, "first"),
+        (0, None, "first"),
+    ]
     assert game.hands == [(6, 6, 1, 1), None, (6, 6, 1, 1)] and game.current_player == 2
 
 
@@ -201,9 +233,19 @@ def test_r3_a_hand_that_can_keep_nothing_rerolls_all_four_by_itself():
     assert game.apply(keep(6, 6)) is None
     chosen, forced = rolls(game)[-2:]
     assert (chosen["seat"], chosen["before"], chosen["keep"], chosen["rolled"], chosen["forced"]) == (
-        g.RED, (6, 6, 1, 1), (6, 6), (1, 1), None)
+        g.RED,
+        (6, 6, 1, 1),
+        (6, 6),
+        (1, 1),
+        None,
+    )
     assert (forced["seat"], forced["before"], forced["keep"], forced["hand"], forced["forced"]) == (
-        g.BLUE, NO_CHOICE, (), (6, 6, 1, 1), "no_keep")
+        g.BLUE,
+        NO_CHOICE,
+        (),
+        (6, 6, 1, 1),
+        "no_keep",
+    )
     assert game.current_player == g.RED and dice.remaining == ()
 
 
@@ -215,8 +257,16 @@ def test_r4_reset_over_20_forces_rerolling_all_four():
     dice = ScriptedDice([6, 6, 5, 4, 6, 6, 1, 1, 6, 5, 2, 1])
     game = g.Game420(dice=dice)
     reset = rolls(game)[-1]
-    assert reset == {"type": "roll", "seat": g.RED, "before": (6, 6, 5, 4), "keep": (), "rolled": (6, 5, 2, 1),
-                     "hand": (6, 5, 2, 1), "forced": "reset", "won": False}
+    assert reset == {
+        "type": "roll",
+        "seat": g.RED,
+        "before": (6, 6, 5, 4),
+        "keep": (),
+        "rolled": (6, 5, 2, 1),
+        "hand": (6, 5, 2, 1),
+        "forced": "reset",
+        "won": False,
+    }
     # Red was never asked: the reset was played before Blue's choice.
     assert game.current_player == g.BLUE and dice.remaining == ()
     assert g.legal_keeps((6, 6, 5, 4)) == [g.REROLL_ALL] and g.must_reset((6, 6, 5, 4))
@@ -304,13 +354,20 @@ def test_r7_multiplayer_rounds_drop_winners_and_rotate_player_one():
     game = g.Game420(3, dice=dice)
     assert game.first_player == 1
     assert [(e["seat"], e["forced"], e["won"]) for e in rolls(game)] == [
-        (1, "first", False), (2, "first", True),  # round 1
-        (0, "first", False), (1, "first", False), (0, "no_keep", True),  # round 2
+        (1, "first", False),
+        (2, "first", True),  # round 1
+        (0, "first", False),
+        (1, "first", False),
+        (0, "no_keep", True),  # round 2
     ]
     assert [(e["type"], e.get("first_player"), e.get("players")) for e in of_type(game, "round")] == [
-        ("round", 1, [0, 1, 2]), ("round", 0, [0, 1])]
+        ("round", 1, [0, 1, 2]),
+        ("round", 0, [0, 1]),
+    ]
     assert [(e["seat"], e["place"], e["remaining"]) for e in of_type(game, "round_won")] == [
-        (2, 1, [0, 1]), (0, 2, [1])]
+        (2, 1, [0, 1]),
+        (0, 2, [1]),
+    ]
     assert rolls(game)[3]["before"] is None  # seat 1's round-1 hand was cleared
     assert game.is_over and game.loser == 1 and game.finish_order == [2, 0] and game.remaining == [1]
     assert game.events[-1] == {"type": "game_end", "loser": 1, "finish_order": [2, 0]}
@@ -542,14 +599,28 @@ def test_action_for_reroll_messages_word_for_word():
     cases = [
         ((6, 6, 1, 1), (5,), "cannot reroll 5: the hand 6-6-1-1 does not hold those dice"),
         ((4, 3, 2, 1), (), "you must reroll at least one die (R2)"),
-        ((4, 3, 2, 1), (3, 2, 1),
-         "cannot keep 4 and reroll 3-2-1: rerolling 3 dice needs the kept die to be at least 5 (R3), it is 4"),
-        ((6, 3, 2, 1), (2, 1), "cannot keep 6-3 and reroll 2-1: rerolling 2 dice needs the kept dice to sum"
-                               " to at least 10 (R3), they sum to 9"),
-        ((6, 5, 3, 1), (1,), "cannot keep 6-5-3 and reroll 1: rerolling 1 die needs the kept dice to sum"
-                             " to at least 15 (R3), they sum to 14"),
-        ((6, 6, 5, 4), (4,), "cannot keep 6-6-5 and reroll 4: the hand totals 21, over 20, so all four dice"
-                             " must be rerolled (R4)"),
+        (
+            (4, 3, 2, 1),
+            (3, 2, 1),
+            "cannot keep 4 and reroll 3-2-1: rerolling 3 dice needs the kept die to be at least 5 (R3), it is 4",
+        ),
+        (
+            (6, 3, 2, 1),
+            (2, 1),
+            "cannot keep 6-3 and reroll 2-1: rerolling 2 dice needs the kept dice to sum"
+            " to at least 10 (R3), they sum to 9",
+        ),
+        (
+            (6, 5, 3, 1),
+            (1,),
+            "cannot keep 6-5-3 and reroll 1: rerolling 1 die needs the kept dice to sum"
+            " to at least 15 (R3), they sum to 14",
+        ),
+        (
+            (6, 6, 5, 4),
+            (4,),
+            "cannot keep 6-6-5 and reroll 4: the hand totals 21, over 20, so all four dice must be rerolled (R4)",
+        ),
     ]
     for hand, reroll, message in cases:
         with pytest.raises(g.IllegalAction) as err:

@@ -19,14 +19,23 @@ from games.dice420 import game as game420
 from games.dice421 import game as g
 from core.dice import RandomDice, ScriptedDice
 from games.dice421.game import (
-    HANDS, KEEPS, N_ACTIONS, STOP, Game421, IllegalAction, action_for_keep,
-    canonical, describe_action, hand_rank, hand_value, keep_for_action,
+    HANDS,
+    KEEPS,
+    N_ACTIONS,
+    STOP,
+    Game421,
+    IllegalAction,
+    action_for_keep,
+    canonical,
+    describe_action,
+    hand_rank,
+    hand_value,
+    keep_for_action,
 )
 
 # ------------------------------------------------------------------ helpers
 
 ROOT = Path(__file__).resolve().parents[1]
-
 
 
 def rolls(spec: str) -> list[int]:
@@ -56,8 +65,9 @@ def of_type(game, kind):
 
 
 def discharge_rolls(game, seat):
-    return [e for e in game.events if e["type"] in ("roll", "reroll")
-            and e["phase"] == "discharge" and e["seat"] == seat]
+    return [
+        e for e in game.events if e["type"] in ("roll", "reroll") and e["phase"] == "discharge" and e["seat"] == seat
+    ]
 
 
 # ------------------------------------------------------------------ H1
@@ -101,8 +111,7 @@ def test_ranking_over_all_pairs_matches_h1():
         assert got == want, (a, b)
 
 
-@pytest.mark.parametrize("higher, lower", [((5, 5, 2), (5, 4, 2)), ((6, 2, 1), (5, 2, 2)),
-                                           ((3, 3, 2), (3, 3, 1))])
+@pytest.mark.parametrize("higher, lower", [((5, 5, 2), (5, 4, 2)), ((6, 2, 1), (5, 2, 2)), ((3, 3, 2), (3, 3, 1))])
 def test_h1_comparison_examples(higher, lower):
     assert hand_rank(higher) > hand_rank(lower)
 
@@ -153,8 +162,10 @@ def test_keeps_are_the_28_canonical_sub_hands_in_order():
 
 # ------------------------------------------------------------------ the rules' worked example
 
-WORKED_EXAMPLE = ("211 551  643 541  621 621 642 632  642 113"  # charge, with a RAMPO
-                  "  541 6 4  111 4 4")                           # discharge
+WORKED_EXAMPLE = (
+    "211 551  643 541  621 621 642 632  642 113"  # charge, with a RAMPO
+    "  541 6 4  111 4 4"
+)  # discharge
 
 
 def test_seed_003_worked_example_replays_exactly():
@@ -293,7 +304,8 @@ def test_h4_a_follower_can_never_stop():
 def test_h4_keep_names_values_of_the_hand_and_rerolls_the_rest():
     game, dice = new_game([0, 1], "541 6")
     assert game.legal_actions() == [STOP] + sorted(
-        action_for_keep(k) for k in [(), (5,), (4,), (1,), (5, 4), (5, 1), (4, 1)])
+        action_for_keep(k) for k in [(), (5,), (4,), (1,), (5, 4), (5, 1), (4, 1)]
+    )
     with pytest.raises(IllegalAction, match="keep 6"):
         game.apply(keep(6))
     game.apply(keep(4, 1))
@@ -415,10 +427,24 @@ def test_h6_discharge_three_players_all_tied_then_two_tied_the_first_rampo_winne
     game.apply(STOP)
     assert [e["order"] for e in of_type(game, "rampo")] == [[0, 1, 2], [2, 1]]
     assert of_type(game, "rampo_roll")[:2] == [
-        {"type": "rampo_roll", "phase": "discharge", "seat": 0, "roll": 1, "keep": (), "rolled": (5, 5, 5),
-         "hand": (5, 5, 5)},
-        {"type": "rampo_roll", "phase": "discharge", "seat": 1, "roll": 1, "keep": (), "rolled": (6, 5, 2),
-         "hand": (6, 5, 2)},
+        {
+            "type": "rampo_roll",
+            "phase": "discharge",
+            "seat": 0,
+            "roll": 1,
+            "keep": (),
+            "rolled": (5, 5, 5),
+            "hand": (5, 5, 5),
+        },
+        {
+            "type": "rampo_roll",
+            "phase": "discharge",
+            "seat": 1,
+            "roll": 1,
+            "keep": (),
+            "rolled": (6, 5, 2),
+            "hand": (6, 5, 2),
+        },
     ]
     give = of_type(game, "give")[0]
     assert (give["giver"], give["receiver"], give["due"], give["amount"], give["rampo"]) == (0, 1, 1, 1, True)
@@ -507,8 +533,7 @@ def test_returns_and_outcome_of_a_game_decided_in_the_charge():
 
 
 def test_bad_arguments_are_rejected():
-    for kwargs in (dict(n_players=1), dict(n_players=4), dict(n_players=True), dict(pot=0),
-                   dict(first_player=2)):
+    for kwargs in (dict(n_players=1), dict(n_players=4), dict(n_players=True), dict(pot=0), dict(first_player=2)):
         with pytest.raises(ValueError):
             Game421(**kwargs)
 
@@ -559,15 +584,23 @@ def test_a_recorded_game_replays_exactly_from_its_dice(seed):
 
 def test_engine_runs_with_no_learning_library_installed():
     """The engine never imports an RL library: it plays a game with them blocked."""
-    code = ("import sys\n"
-            "for m in ('gymnasium', 'torch', 'stable_baselines3', 'sb3_contrib'): sys.modules[m] = None\n"
-            "from games.dice421.game import Game421\n"
-            "from core.dice import RandomDice\n"
-            "g = Game421(2, pot=5, dice=RandomDice(0))\n"
-            "while not g.is_over: g.apply(g.legal_actions()[-1])\n"
-            "print('ok', g.loser in (0, 1))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import sys\n"
+        "for m in ('gymnasium', 'torch', 'stable_baselines3', 'sb3_contrib'): sys.modules[m] = None\n"
+        "from games.dice421.game import Game421\n"
+        "from core.dice import RandomDice\n"
+        "g = Game421(2, pot=5, dice=RandomDice(0))\n"
+        "while not g.is_over: g.apply(g.legal_actions()[-1])\n"
+        "print('ok', g.loser in (0, 1))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert out.stdout.strip() == "ok True"
 
 
@@ -642,12 +675,18 @@ def test_a_discharge_round_is_recorded_event_by_event():
     assert game.events[:5] == [
         {"type": "start", "phase": "charge", "n_players": 2, "pot": 4, "first_player": 0},
         {"type": "round", "phase": "charge", "order": [0, 1]},
-        {"type": "roll", "phase": "charge", "seat": 0, "roll": 1, "keep": (), "rolled": (6, 5, 2),
-         "hand": (6, 5, 2)},
-        {"type": "roll", "phase": "charge", "seat": 1, "roll": 1, "keep": (), "rolled": (6, 5, 3),
-         "hand": (6, 5, 3)},
-        {"type": "take", "phase": "charge", "seat": 0, "amount": 1, "due": 1, "rampo": False, "pot": 3,
-         "tokens": [1, 0]},
+        {"type": "roll", "phase": "charge", "seat": 0, "roll": 1, "keep": (), "rolled": (6, 5, 2), "hand": (6, 5, 2)},
+        {"type": "roll", "phase": "charge", "seat": 1, "roll": 1, "keep": (), "rolled": (6, 5, 3), "hand": (6, 5, 3)},
+        {
+            "type": "take",
+            "phase": "charge",
+            "seat": 0,
+            "amount": 1,
+            "due": 1,
+            "rampo": False,
+            "pot": 3,
+            "tokens": [1, 0],
+        },
     ]
     assert game.leader_rolls is None and game.loser is None  # the leader is still on
     game.apply(keep(6, 5))
@@ -659,19 +698,55 @@ def test_a_discharge_round_is_recorded_event_by_event():
     assert game.events[start:] == [
         {"type": "charge_end", "phase": "charge", "tokens": [2, 2], "last_taker": 1},
         {"type": "round", "phase": "discharge", "order": [1, 0], "leader": 1},
-        {"type": "roll", "phase": "discharge", "seat": 1, "roll": 1, "keep": (), "rolled": (6, 5, 3),
-         "hand": (6, 5, 3)},
-        {"type": "reroll", "phase": "discharge", "seat": 1, "roll": 2, "keep": (6, 5), "rolled": (4,),
-         "hand": (6, 5, 4)},
+        {
+            "type": "roll",
+            "phase": "discharge",
+            "seat": 1,
+            "roll": 1,
+            "keep": (),
+            "rolled": (6, 5, 3),
+            "hand": (6, 5, 3),
+        },
+        {
+            "type": "reroll",
+            "phase": "discharge",
+            "seat": 1,
+            "roll": 2,
+            "keep": (6, 5),
+            "rolled": (4,),
+            "hand": (6, 5, 4),
+        },
         {"type": "stop", "phase": "discharge", "seat": 1, "hand": (6, 5, 4), "rolls": 2},
         {"type": "turn_end", "phase": "discharge", "seat": 1, "hand": (6, 5, 4), "rolls": 2},
-        {"type": "roll", "phase": "discharge", "seat": 0, "roll": 1, "keep": (), "rolled": (3, 2, 2),
-         "hand": (3, 2, 2)},
-        {"type": "reroll", "phase": "discharge", "seat": 0, "roll": 2, "keep": (), "rolled": (6, 5, 3),
-         "hand": (6, 5, 3)},
+        {
+            "type": "roll",
+            "phase": "discharge",
+            "seat": 0,
+            "roll": 1,
+            "keep": (),
+            "rolled": (3, 2, 2),
+            "hand": (3, 2, 2),
+        },
+        {
+            "type": "reroll",
+            "phase": "discharge",
+            "seat": 0,
+            "roll": 2,
+            "keep": (),
+            "rolled": (6, 5, 3),
+            "hand": (6, 5, 3),
+        },
         {"type": "turn_end", "phase": "discharge", "seat": 0, "hand": (6, 5, 3), "rolls": 2},
-        {"type": "give", "phase": "discharge", "giver": 1, "receiver": 0, "amount": 2, "due": 2,
-         "rampo": False, "tokens": [4, 0]},
+        {
+            "type": "give",
+            "phase": "discharge",
+            "giver": 1,
+            "receiver": 0,
+            "amount": 2,
+            "due": 2,
+            "rampo": False,
+            "tokens": [4, 0],
+        },
         {"type": "leave", "phase": "discharge", "seat": 1},
         {"type": "game_end", "phase": "over", "loser": 0, "winners": [1], "tokens": [4, 0]},
     ]
@@ -684,15 +759,18 @@ def test_illegal_action_messages_word_for_word():
     for bad, what in ((29, "not in 0..28"), (-1, "not in 0..28"), (keep(6), "keep 6")):
         with pytest.raises(IllegalAction) as info:
             game.apply(bad)
-        assert str(info.value) == (f"action {bad} ({what}) is not legal: seat 1 (leader) holds 5-4-1 after roll 1; "
-                                   f"legal actions: {legal}")
+        assert str(info.value) == (
+            f"action {bad} ({what}) is not legal: seat 1 (leader) holds 5-4-1 after roll 1; legal actions: {legal}"
+        )
     game, dice = new_game([0, 0, 1, 1], "653 4  322 653")
     game.apply(keep(6, 5))
     game.apply(STOP)
     with pytest.raises(IllegalAction) as info:
         game.apply(STOP)
-    assert str(info.value) == ("action 0 (STOP) is not legal: seat 0 (follower owing 2 rolls) holds 3-2-2 after "
-                               "roll 1; legal actions: 1=reroll all, 3=keep 2, 4=keep 3, 10=keep 2-2, 12=keep 3-2")
+    assert str(info.value) == (
+        "action 0 (STOP) is not legal: seat 0 (follower owing 2 rolls) holds 3-2-2 after "
+        "roll 1; legal actions: 1=reroll all, 3=keep 2, 4=keep 3, 10=keep 2-2, 12=keep 3-2"
+    )
     with pytest.raises(ValueError) as info:
         action_for_keep((6, 6, 6))
     assert str(info.value) == "a keep is 0, 1 or 2 dice (at least one die is rerolled), got (6, 6, 6)"
@@ -720,7 +798,11 @@ def test_a_game_decided_in_the_charge_leaves_no_turn_open():
     game, dice = new_game([0, 1], "653  652")
     game.apply(STOP)
     assert game.is_over and (game.current_player, game.dice_in_hand, game.rolls_used, game.rolls_allowed) == (
-        None, None, 0, 0)
+        None,
+        None,
+        0,
+        0,
+    )
 
 
 def test_constructor_defaults_and_argument_messages_word_for_word():
@@ -736,8 +818,10 @@ def test_constructor_defaults_and_argument_messages_word_for_word():
         with pytest.raises(ValueError) as info:
             Game421(dice=ScriptedDice([]), **kwargs)
         assert str(info.value) == message
-    for call, message in ((lambda: canonical((7, 1)), "dice must be in 1..6, got (7, 1)"),
-                          (lambda: hand_rank((2, 1)), "a hand is three dice, got (2, 1)")):
+    for call, message in (
+        (lambda: canonical((7, 1)), "dice must be in 1..6, got (7, 1)"),
+        (lambda: hand_rank((2, 1)), "a hand is three dice, got (2, 1)"),
+    ):
         with pytest.raises(ValueError) as info:
             call()
         assert str(info.value) == message
@@ -746,9 +830,11 @@ def test_constructor_defaults_and_argument_messages_word_for_word():
 def test_421_options_are_the_pot_only():
     assert g.check_options() == {"pot": 15} and g.check_options(pot=1) == {"pot": 1}
     assert g.check_options(pot=100) == {"pot": 100}
-    for options, message in (({"pot": 0}, "pot (tokens in the pot) must be a whole number in 1..100, got 0"),
-                             ({"pot": 101}, "pot (tokens in the pot) must be a whole number in 1..100, got 101"),
-                             ({"x": 1, "a": 2}, "421 has no option a, x (options: pot)")):
+    for options, message in (
+        ({"pot": 0}, "pot (tokens in the pot) must be a whole number in 1..100, got 0"),
+        ({"pot": 101}, "pot (tokens in the pot) must be a whole number in 1..100, got 101"),
+        ({"x": 1, "a": 2}, "421 has no option a, x (options: pot)"),
+    ):
         with pytest.raises(ValueError) as info:
             g.check_options(**options)
         assert str(info.value) == message

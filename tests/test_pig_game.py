@@ -35,7 +35,11 @@ def test_p1_a_roll_other_than_1_adds_to_the_turn_total_and_the_same_player_moves
     assert game.current_player == 0 and game.turn_total == 9 and game.scores == [0, 0]
     game.apply(ROLL)
     assert game.turn_total == 15
-    assert [(e["seat"], e["value"], e["turn_total"]) for e in of_type(game, "roll")] == [(0, 4, 4), (0, 5, 9), (0, 6, 15)]
+    assert [(e["seat"], e["value"], e["turn_total"]) for e in of_type(game, "roll")] == [
+        (0, 4, 4),
+        (0, 5, 9),
+        (0, 6, 15),
+    ]
 
 
 def test_p1_a_roll_of_1_loses_the_turn_total_and_ends_the_turn():
@@ -162,17 +166,20 @@ def test_p4_faces_sets_the_die():
     assert seen == {1, 2, 3}
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(n_players=1), "Pig is played by 2 to 8 players, got 1"),
-    (dict(n_players=9), "Pig is played by 2 to 8 players, got 9"),
-    (dict(n_players=True), "Pig is played by 2 to 8 players, got True"),
-    (dict(goal=0), "goal must be a whole number in 1..1000, got 0"),
-    (dict(goal=1001), "goal must be a whole number in 1..1000, got 1001"),
-    (dict(goal=50.0), "goal must be a whole number in 1..1000, got 50.0"),
-    (dict(faces=1), "faces must be a whole number in 2..20, got 1"),
-    (dict(faces=21), "faces must be a whole number in 2..20, got 21"),
-    (dict(first_player=2), "first_player must be a seat 0..1, got 2"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(n_players=1), "Pig is played by 2 to 8 players, got 1"),
+        (dict(n_players=9), "Pig is played by 2 to 8 players, got 9"),
+        (dict(n_players=True), "Pig is played by 2 to 8 players, got True"),
+        (dict(goal=0), "goal must be a whole number in 1..1000, got 0"),
+        (dict(goal=1001), "goal must be a whole number in 1..1000, got 1001"),
+        (dict(goal=50.0), "goal must be a whole number in 1..1000, got 50.0"),
+        (dict(faces=1), "faces must be a whole number in 2..20, got 1"),
+        (dict(faces=21), "faces must be a whole number in 2..20, got 21"),
+        (dict(first_player=2), "first_player must be a seat 0..1, got 2"),
+    ],
+)
 def test_p4_bad_options_are_refused_in_one_line(kwargs, message):
     with pytest.raises(ValueError) as info:
         PigGame(dice=ScriptedDice([3]), **kwargs)
@@ -210,8 +217,9 @@ def test_decision_a_player_is_asked_only_with_a_turn_total_above_0_and_may_then_
 
 def test_decision_holding_a_turn_total_of_0_is_explained_in_the_rules_words():
     assert g.legal_actions(0) == [ROLL]
-    assert g.explain_illegal(HOLD, 0) == ("you cannot hold with a turn total of 0: "
-                                          "it would only pass the turn (project decision)")
+    assert g.explain_illegal(HOLD, 0) == (
+        "you cannot hold with a turn total of 0: it would only pass the turn (project decision)"
+    )
 
 
 # ---------------------------------------------------------------- engine interface
@@ -266,8 +274,11 @@ def test_interface_the_dice_are_the_only_chance():
 
 def test_interface_events_account_for_every_point():
     for seed in range(20):
-        game = play_out(PigGame(3, dice=RandomDice(seed), goal=50), [Hold20Agent(), RandomAgent(seed),
-                                                                  OptimalPigAgent(goal=50)], codec)
+        game = play_out(
+            PigGame(3, dice=RandomDice(seed), goal=50),
+            [Hold20Agent(), RandomAgent(seed), OptimalPigAgent(goal=50)],
+            codec,
+        )
         banked = [0, 0, 0]
         for e in game.events:
             if e["type"] == "hold":
@@ -289,8 +300,17 @@ def test_engine_imports_no_rl_library():
 
 def test_engine_follows_the_core_protocol():
     game = scripted(3)
-    for name in ("n_players", "events", "current_player", "is_over", "legal_actions", "apply", "returns",
-                 "outcome", "clone"):
+    for name in (
+        "n_players",
+        "events",
+        "current_player",
+        "is_over",
+        "legal_actions",
+        "apply",
+        "returns",
+        "outcome",
+        "clone",
+    ):
         assert hasattr(game, name)
 
 

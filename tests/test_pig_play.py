@@ -96,12 +96,15 @@ def test_the_pettingzoo_env_passes_api_and_seed_tests(kwargs):
 def test_a_person_plays_in_the_terminal_through_the_view():
     out = io.StringIO()
     lines = iter(["x", "legal", "r", "b"] + ["b"] * 500)
-    rc = main(["pig", "--opponent", "hold20", "--seat", "1", "--seed", "5", "--goal", "30"],
-              input_fn=lambda prompt: next(lines), out=out)
+    rc = main(
+        ["pig", "--opponent", "hold20", "--seat", "1", "--seed", "5", "--goal", "30"],
+        input_fn=lambda prompt: next(lines),
+        out=out,
+    )
     text = out.getvalue()
     assert rc == 0
     assert "Pig with 2 players: you are Player 1." in text
-    assert "I could not read 'x': type \"r\" to roll or \"b\" to bank" in text
+    assert 'I could not read \'x\': type "r" to roll or "b" to bank' in text
     assert 'Your moves: "r" (roll) or "b" (bank your turn total of' in text
     assert re.search(r"Player \d \((you|hold20)\) reaches \d+ and wins\.", text)
     assert all(len(line) <= 80 for line in text.splitlines())

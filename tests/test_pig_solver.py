@@ -99,8 +99,9 @@ def test_the_solution_is_exactly_optimal_by_fractions(goal, faces):
         assert float(v) == pytest.approx(sol.value[i, j, k], abs=1e-12)
         if k:
             hold = 1 - V[(j, i + k, 0)]
-            roll = (1 - V[(j, i, 0)] + sum(1 if i + k + r >= goal else V[(i, j, k + r)]
-                                           for r in range(2, faces + 1))) / faces
+            roll = (
+                1 - V[(j, i, 0)] + sum(1 if i + k + r >= goal else V[(i, j, k + r)] for r in range(2, faces + 1))
+            ) / faces
             assert v == max(hold, roll)
 
 
@@ -129,7 +130,7 @@ def test_plain_value_iteration_of_neller_and_pressers_model():
 
     while True:
         change = 0.0
-        for (i, j, k) in P:
+        for i, j, k in P:
             roll = ((1 - p(j, i, 0)) + sum(p(i, j, k + r) for r in range(2, faces + 1))) / faces
             new = max(roll, 1 - p(j, i + k, 0))
             change, P[(i, j, k)] = max(change, abs(new - P[(i, j, k)])), new
@@ -267,8 +268,9 @@ def test_policy_tables_are_checked():
 
 def test_exact_figures_and_their_table():
     goal = 40
-    opt, h20, rand = (s.policy_table(agent, goal=goal) for agent in (OptimalPigAgent(goal), Hold20Agent(),
-                                                                         RandomAgent()))
+    opt, h20, rand = (
+        s.policy_table(agent, goal=goal) for agent in (OptimalPigAgent(goal), Hold20Agent(), RandomAgent())
+    )
     figures = s.exact_figures(Hold20Agent(), {"optimal": opt, "random": rand}, goal=goal)
     first, second = s.win_probabilities(h20, opt)
     best = s.solve(goal).first_win
@@ -278,7 +280,8 @@ def test_exact_figures_and_their_table():
     assert figures["gap_pp"] == pytest.approx(100 * (0.5 - (first + second) / 2), abs=1e-9)
     assert figures["vs_random"] == pytest.approx(sum(s.win_probabilities(h20, rand)) / 2, abs=1e-12)
     assert figures["regret_vs_random_pp"] == pytest.approx(
-        100 * (s.best_reply(rand).mean - figures["vs_random"]), abs=1e-9)
+        100 * (s.best_reply(rand).mean - figures["vs_random"]), abs=1e-9
+    )
     assert figures["exploitability_pp"] == pytest.approx(100 * (s.best_reply(h20).mean - 0.5), abs=1e-9)
     assert figures["exploitability_pp"] > 1 and figures["gap_pp_first"] > 1
     assert figures["suboptimal_choices"] > 0 and figures["optimal"] is False

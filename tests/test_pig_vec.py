@@ -53,8 +53,15 @@ def engine_steps(script, seat, goal, table, n_steps):
             game.apply(rule(obs, mask))
             opponent(game)
             over = game.is_over
-            out.append((obs, mask.tolist(), game.outcome(seat) if over else 0.0, over,
-                        codec.observe(game, seat) if over else None))
+            out.append(
+                (
+                    obs,
+                    mask.tolist(),
+                    game.outcome(seat) if over else 0.0,
+                    over,
+                    codec.observe(game, seat) if over else None,
+                )
+            )
         if out[-1][3]:
             game = opponent(PigGame(dice=dice, goal=goal))
     return out

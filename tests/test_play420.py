@@ -43,8 +43,14 @@ def parse_command(text, hand):
 def session(dice, lines, seat="red", opponent="greedy", games=1):
     out = io.StringIO()
     rc = play_terminal(
-        "420", make_agent("420", opponent), ScriptedDice(dice), opponent_names=opponent, seat=seat, games=games,
-        input_fn=ScriptedInput(lines, out), out=out,
+        "420",
+        make_agent("420", opponent),
+        ScriptedDice(dice),
+        opponent_names=opponent,
+        seat=seat,
+        games=games,
+        input_fn=ScriptedInput(lines, out),
+        out=out,
     )
     return rc, out.getvalue()
 
@@ -149,16 +155,25 @@ def test_quit_and_ctrl_c_exit_cleanly():
         raise KeyboardInterrupt
 
     out = io.StringIO()
-    rc = play_terminal("420", make_agent("420", "greedy"), ScriptedDice([1, 5, 6, 6, 1, 1, 2, 3]), seat="red",
-                       input_fn=interrupt, out=out)
+    rc = play_terminal(
+        "420",
+        make_agent("420", "greedy"),
+        ScriptedDice([1, 5, 6, 6, 1, 1, 2, 3]),
+        seat="red",
+        input_fn=interrupt,
+        out=out,
+    )
     assert rc == 0 and "Interrupted" in out.getvalue()
 
 
 def test_a_seeded_game_through_the_cli_plays_to_the_end_and_replays():
     def run():
         out = io.StringIO()
-        rc = main(["420", "--opponent", "optimal", "--seat", "blue", "--seed", "11", "--games", "3"],
-                  input_fn=lambda prompt: "all", out=out)
+        rc = main(
+            ["420", "--opponent", "optimal", "--seat", "blue", "--seed", "11", "--games", "3"],
+            input_fn=lambda prompt: "all",
+            out=out,
+        )
         return rc, out.getvalue()
 
     rc, text = run()
@@ -214,12 +229,17 @@ def test_wilson_interval_known_values_and_edges():
 def _parse_match(text):
     """{(player, 'overall'|'as Red'|'as Blue'): (rate %, lo %, hi %, wins, games)}."""
     rows, player = {}, None
-    pat = re.compile(r"^(\S.*?)?\s+(overall|as Red|as Blue)\s+([\d.]+)% \[\s*([\d.]+)%,\s*([\d.]+)%\]\s+\((\d+)/(\d+)\)$")
+    pat = re.compile(
+        r"^(\S.*?)?\s+(overall|as Red|as Blue)\s+([\d.]+)% \[\s*([\d.]+)%,\s*([\d.]+)%\]\s+\((\d+)/(\d+)\)$"
+    )
     for line in text.splitlines():
         m = pat.match(line)
         if m:
             player = m.group(1) or player
-            rows[(player.strip(), m.group(2))] = tuple(float(x) for x in m.groups()[2:5]) + (int(m.group(6)), int(m.group(7)))
+            rows[(player.strip(), m.group(2))] = tuple(float(x) for x in m.groups()[2:5]) + (
+                int(m.group(6)),
+                int(m.group(7)),
+            )
     return rows
 
 
@@ -229,7 +249,7 @@ def test_short_match_prints_rates_and_intervals_reproducibly(capsys):
     text = capsys.readouterr().out
     rows = _parse_match(text)
     assert len(rows) == 6
-    for (player, where), (rate, lo, hi, wins, games) in rows.items():
+    for (_player, where), (rate, lo, hi, wins, games) in rows.items():
         assert games == (200 if where == "overall" else 100)
         assert lo <= rate <= hi and 0 <= lo and hi <= 100
         exp_lo, exp_hi = matches.wilson_interval(wins, games)
@@ -344,7 +364,9 @@ def test_help_for_every_command(argv, capsys):
 
 
 def test_module_entry_point_help():
-    done = subprocess.run([sys.executable, "-m", "play", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "play", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0 and "evaluate" in done.stdout and "export" in done.stdout
 
 
@@ -364,7 +386,15 @@ def test_unknown_agent_is_a_clear_error(argv, capsys):
     assert captured.out == ""
 
 
-@pytest.mark.parametrize("argv", [["match", "420", "--agent", "random"], ["match", "420", "--agent", "a", "--opponent", "b", "--games", "0"], ["evaluate", "421", "--agent", "x"], []])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["match", "420", "--agent", "random"],
+        ["match", "420", "--agent", "a", "--opponent", "b", "--games", "0"],
+        ["evaluate", "421", "--agent", "x"],
+        [],
+    ],
+)
 def test_usage_errors_exit_2(argv, capsys):
     assert main(argv) == 2
     assert "usage:" in capsys.readouterr().err

@@ -60,8 +60,15 @@ def session(dice, lines, seat=0, opponents=("greedy421",), pot=5, seats=(0,), ga
     bots = [make_agent("421", o) if isinstance(o, str) else o for o in opponents]
     names = [o if isinstance(o, str) else o.name for o in opponents]
     rc = play_terminal(
-        "421", bots, ScriptedDice(rolls(dice) if isinstance(dice, str) else dice, seats=seats), opponent_names=names,
-        seat=seat, pot=pot, games=games, input_fn=ScriptedInput(lines, out), out=out,
+        "421",
+        bots,
+        ScriptedDice(rolls(dice) if isinstance(dice, str) else dice, seats=seats),
+        opponent_names=names,
+        seat=seat,
+        pot=pot,
+        games=games,
+        input_fn=ScriptedInput(lines, out),
+        out=out,
     )
     return rc, out.getvalue()
 
@@ -85,7 +92,10 @@ def test_worked_example_bad_inputs_are_explained_and_the_game_plays_to_the_end()
     assert rc == 0
     # the charge, with its RAMPO, is narrated roll by roll with the pot and tokens
     assert "Charge round 1 (order P1, P2):\n  P1 (you) rolls 2-1-1\n  P2 (greedy421) rolls 5-5-1" in text
-    assert "P2 (greedy421) has the lowest hand and takes 2 tokens from the pot (the highest hand, 2-1-1, is worth 2)" in flat(text)
+    assert (
+        "P2 (greedy421) has the lowest hand and takes 2 tokens from the pot (the highest hand, 2-1-1, is worth 2)"
+        in flat(text)
+    )
     assert "Tokens: P1 (you) 0, P2 2 | pot 3" in text
     assert "Tie for the lowest hand -> RAMPO, one roll each: P2 (greedy421), P1 (you)" in text
     assert "RAMPO: P2 (greedy421) rolls 6-4-2\n    RAMPO: P1 (you) rolls 6-3-2" in text
@@ -113,8 +123,10 @@ def test_worked_example_bad_inputs_are_explained_and_the_game_plays_to_the_end()
     assert "P2 (greedy421) roll 1: 1-1-1" in text
     assert "P2 (greedy421) roll 2: kept 1, rolled 4-1 -> 4-1-1" in text
     assert "P2 (greedy421) roll 3: kept 4-1, rolled 1 -> 4-1-1" in text
-    assert ("highest hand 4-1-1 (worth 4) by P2 (greedy421), lowest 4-4-1 by P1 (you): "
-            "P2 gives P1 3 tokens (all it held; 4 due)") in flat(text)
+    assert (
+        "highest hand 4-1-1 (worth 4) by P2 (greedy421), lowest 4-4-1 by P1 (you): "
+        "P2 gives P1 3 tokens (all it held; 4 due)"
+    ) in flat(text)
     assert "Tokens: P1 (you) 5, P2 0" in text
     assert "P2 (greedy421) has no tokens left and leaves the game, a winner." in text
     assert text.rstrip().endswith("Game over: P1 (you) holds all 5 tokens and loses the game. You lose.")
@@ -126,11 +138,18 @@ def test_a_follower_cannot_stop_and_must_make_the_leaders_number_of_rolls():
     rc, text = session(CHARGE + " 541 6 4  111 4 4", ["s", "stop", "1", "4"], seat=1, opponents=(leader,))
     assert rc == 0
     assert "P1 (scripted) roll 2: kept 4-1, rolled 6 -> 6-4-1" in text
-    assert ("Your turn, P2 (you): roll 1 of 3. The leader P1 (scripted) made 3 rolls, "
-            "so you must make exactly 3 (no stopping).") in flat(text)
+    assert (
+        "Your turn, P2 (you): roll 1 of 3. The leader P1 (scripted) made 3 rolls, "
+        "so you must make exactly 3 (no stopping)."
+    ) in flat(text)
     assert "played:       P1 (scripted) 4-4-1 (leader, 3 rolls)" in text  # the leader's hand and roll count
-    assert flat(text).count("Not a legal move: you cannot stop: the leader P1 (scripted) made 3 rolls, "
-                            "so you must make exactly 3 and this is roll 1 (H4)") == 2
+    assert (
+        flat(text).count(
+            "Not a legal move: you cannot stop: the leader P1 (scripted) made 3 rolls, "
+            "so you must make exactly 3 and this is roll 1 (H4)"
+        )
+        == 2
+    )
     assert len(re.findall(r"Your dice 1-1-1 \(roll 1 of 3\)\. Reroll which dice\?", text)) == 3
     assert "P2 (you) roll 2: kept 1-1, rolled 4 -> 4-1-1" in text
     assert "P2 (you) roll 3: kept 1-1, rolled 4 -> 4-1-1" in text
@@ -189,16 +208,33 @@ def test_ctrl_c_exits_cleanly():
         raise KeyboardInterrupt
 
     out = io.StringIO()
-    rc = play_terminal("421", [make_agent("421", "greedy421")], ScriptedDice(rolls(WORKED), seats=[0]), seat=0, pot=5,
-                       input_fn=interrupt, out=out)
+    rc = play_terminal(
+        "421",
+        [make_agent("421", "greedy421")],
+        ScriptedDice(rolls(WORKED), seats=[0]),
+        seat=0,
+        pot=5,
+        input_fn=interrupt,
+        out=out,
+    )
     assert rc == 0 and "Interrupted" in out.getvalue()
 
 
 def test_three_player_session_through_the_cli_plays_to_the_end_and_replays():
     def run(*opponents):
         out = io.StringIO()
-        argv = ["421", "--players", "3", *sum((["--opponent", o] for o in opponents), []),
-                "--pot", "6", "--seed", "5", "--games", "2"]
+        argv = [
+            "421",
+            "--players",
+            "3",
+            *sum((["--opponent", o] for o in opponents), []),
+            "--pot",
+            "6",
+            "--seed",
+            "5",
+            "--games",
+            "2",
+        ]
         rc = main(argv, input_fn=lambda prompt: "all", out=out)
         return rc, out.getvalue()
 
@@ -206,7 +242,14 @@ def test_three_player_session_through_the_cli_plays_to_the_end_and_replays():
     assert rc == 0
     assert len(re.findall(r"^421: 3 players \(P\d \(\w+\), P\d \(\w+\), P\d \(\w+\)\), pot 6\.", text, re.M)) == 2
     assert "(heuristic)" in text and "(cautious)" in text
-    assert len(re.findall(r"^Game over: P\d \(\w+\) holds all 6 tokens and loses the game\. You (win!|lose\.)$", text, re.M)) == 2
+    assert (
+        len(
+            re.findall(
+                r"^Game over: P\d \(\w+\) holds all 6 tokens and loses the game\. You (win!|lose\.)$", text, re.M
+            )
+        )
+        == 2
+    )
     assert "Score after 2 games: you won " in text
     assert re.search(r"Charge round 1 \(order P\d, P\d, P\d\):", text)
     assert run("heuristic", "cautious") == (rc, text)  # same seed, same input: same session
@@ -252,9 +295,7 @@ def test_make_agent_knows_the_421_bots():
 
 
 # --- match ------------------------------------------------------------------------------
-ROW = re.compile(
-    r"^(\S.*?)?\s+(overall|as P\d)\s+([\d.]+)% \[\s*([\d.]+)%,\s*([\d.]+)%\]\s+\((\d+)/(\d+)\)$"
-)
+ROW = re.compile(r"^(\S.*?)?\s+(overall|as P\d)\s+([\d.]+)% \[\s*([\d.]+)%,\s*([\d.]+)%\]\s+\((\d+)/(\d+)\)$")
 
 
 def _parse_match(text):
@@ -285,7 +326,7 @@ def test_two_player_match_prints_rates_and_intervals_reproducibly(capsys):
     rows = _parse_match(text)
     assert len(rows) == 6
     _check_rows(rows)
-    for (player, where), row in rows.items():
+    for (_player, where), row in rows.items():
         assert row[4] == (40 if where == "overall" else 20)
     assert rows[("heuristic", "overall")][3] + rows[("random", "overall")][3] == 40  # one loser a game
     assert rows[("heuristic", "as P1")][3] + rows[("random", "as P2")][3] == 20
@@ -295,8 +336,22 @@ def test_two_player_match_prints_rates_and_intervals_reproducibly(capsys):
 
 
 def test_three_player_match_rotates_every_order(capsys):
-    argv = ["match", "421", "--agent", "heuristic", "--opponent", "greedy421", "--opponent2", "random",
-            "--games", "12", "--pot", "6", "--seed", "2"]
+    argv = [
+        "match",
+        "421",
+        "--agent",
+        "heuristic",
+        "--opponent",
+        "greedy421",
+        "--opponent2",
+        "random",
+        "--games",
+        "12",
+        "--pot",
+        "6",
+        "--seed",
+        "2",
+    ]
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "heuristic vs greedy421 vs random, 12 games, 3 players, pot 6" in text
@@ -307,8 +362,25 @@ def test_three_player_match_rotates_every_order(capsys):
     assert all(row[4] == (12 if where == "overall" else 4) for (_, where), row in rows.items())
     assert sum(rows[(p, "overall")][3] for p in ("heuristic", "greedy421", "random")) == 2 * 12  # two winners a game
     # --players 3 without --opponent2: the opponent takes both other seats, told apart
-    assert main(["match", "421", "--agent", "heuristic", "--opponent", "random", "--players", "3",
-                 "--games", "6", "--seed", "2"]) == 0
+    assert (
+        main(
+            [
+                "match",
+                "421",
+                "--agent",
+                "heuristic",
+                "--opponent",
+                "random",
+                "--players",
+                "3",
+                "--games",
+                "6",
+                "--seed",
+                "2",
+            ]
+        )
+        == 0
+    )
     rows = _parse_match(capsys.readouterr().out)
     assert {p for p, _ in rows} == {"heuristic", "random (B)", "random (C)"}
 
@@ -323,8 +395,13 @@ def test_play_match_n_with_random_bots_replays_and_counts_seats():
     assert a.games.tolist() == [[6, 6, 6]] * 3
     assert a.wins.sum() == 2 * 18
     calls = []
-    matches.play_match_n("421", [make_agent("421", "random", 1), make_agent("421", "greedy421")], 4, seed=1,
-                            progress=lambda done, total: calls.append((done, total)))
+    matches.play_match_n(
+        "421",
+        [make_agent("421", "random", 1), make_agent("421", "greedy421")],
+        4,
+        seed=1,
+        progress=lambda done, total: calls.append((done, total)),
+    )
     assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
 
 
@@ -344,8 +421,10 @@ def test_the_421_runner_seats_the_first_player_and_returns_all_but_the_loser():
     "argv,message",
     [
         (["match", "420", "--agent", "greedy", "--opponent", "random", "--pot", "5"], "420 has no option pot"),
-        (["match", "421", "--agent", "random", "--opponent", "random", "--players", "2", "--opponent2", "random"],
-         "--opponent2 needs --players 3"),
+        (
+            ["match", "421", "--agent", "random", "--opponent", "random", "--players", "2", "--opponent2", "random"],
+            "--opponent2 needs --players 3",
+        ),
     ],
 )
 def test_match_options_are_checked(argv, message, capsys):
@@ -361,7 +440,7 @@ def test_evaluate_by_simulation_against_every_bot(capsys):
     lines = text.splitlines()
     for bot in BOT_NAMES_421:
         start = next(i for i, l in enumerate(lines) if l.startswith(bot + " "))
-        block = lines[start:start + 3]  # its rows: overall, then as P1 (moving first), as P2
+        block = lines[start : start + 3]  # its rows: overall, then as P1 (moving first), as P2
         assert [re.search(r"(overall|as P1|as P2)", l).group(1) for l in block] == ["overall", "as P1", "as P2"]
         cells = [re.search(r"([\d.]+)% \[\s*([\d.]+)%,\s*([\d.]+)%\]\s+\((\d+)/(\d+)\)", l).groups() for l in block]
         assert [int(c[4]) for c in cells] == [10, 5, 5]  # overall, moving first, moving second
@@ -392,12 +471,18 @@ def test_evaluate_explain_breaks_the_exact_gap_down(capsys):
     assert "\n".join(explain421.format_breakdown(b, 3)) in text
     assert f"gap {100 * b.gap:.4f} pp" in text and text.count(" pp  reach ") == 3
     assert all(len(line) <= 80 for line in text.splitlines())
-    for argv, words in ((["420", "--agent", "optimal", "--exact", "--explain", "--players", "3"],
-                         "--explain needs --exact and two players"),
-                        (["421", "--agent", "heuristic", "--explain"], "--explain needs --exact"),
-                        (["421", "--agent", "heuristic", "--exact", "--explain", "--players", "3"],
-                         "--explain needs --exact and two players"),
-                        (["421", "--agent", "heuristic", "--exact", "--explain", "0"], "")):
+    for argv, words in (
+        (
+            ["420", "--agent", "optimal", "--exact", "--explain", "--players", "3"],
+            "--explain needs --exact and two players",
+        ),
+        (["421", "--agent", "heuristic", "--explain"], "--explain needs --exact"),
+        (
+            ["421", "--agent", "heuristic", "--exact", "--explain", "--players", "3"],
+            "--explain needs --exact and two players",
+        ),
+        (["421", "--agent", "heuristic", "--exact", "--explain", "0"], ""),
+    ):
         assert main(["evaluate", *argv]) == 2
         assert words in capsys.readouterr().err
 

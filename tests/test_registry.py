@@ -33,7 +33,9 @@ UPWARD_DEBTS = {
 }
 # Generic modules that still name a game, to be moved into the games' folders or made generic.
 NAMING_DEBTS = {
-    "train/bench.py", "play/__main__.py", "play/tournament_cli.py",
+    "train/bench.py",
+    "play/__main__.py",
+    "play/tournament_cli.py",
 }
 
 
@@ -90,8 +92,14 @@ def test_layers_only_look_down():
 
 def _docstrings(tree) -> set[int]:
     kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-    return {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, kinds) and n.body
-            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, kinds)
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
 
 
 def games_named(path: Path) -> set[str]:
@@ -123,8 +131,11 @@ def games_named(path: Path) -> set[str]:
 
 def test_generic_modules_name_no_game():
     """Only a game's folder names it (and the registry's one list, games.GAMES)."""
-    found = {str(p.relative_to(ROOT)) for p in project_files()
-             if file_layer(p) in GENERIC and p != ROOT / "games" / "__init__.py" and games_named(p)}
+    found = {
+        str(p.relative_to(ROOT))
+        for p in project_files()
+        if file_layer(p) in GENERIC and p != ROOT / "games" / "__init__.py" and games_named(p)
+    }
     assert found - NAMING_DEBTS == set(), f"generic modules naming a game: {sorted(found - NAMING_DEBTS)}"
     assert NAMING_DEBTS - found == set(), f"paid off, remove from NAMING_DEBTS: {sorted(NAMING_DEBTS - found)}"
 
@@ -145,10 +156,12 @@ PLUGIN_SPEC = dataclasses.replace(games.get("pig"), name="pig-plugin", env_id=""
 def test_the_registry_finds_games_through_one_list_and_entry_points(monkeypatch, capsys):
     from importlib.metadata import EntryPoint
 
-    assert [games.load(t).name for t in games.GAMES] == list(games.names())[:len(games.GAMES)]
-    points = [EntryPoint("mine", f"{__name__}:PLUGIN_SPEC", games.ENTRY_POINT_GROUP),
-              EntryPoint("broken", f"{__name__}:NO_SUCH_SPEC", games.ENTRY_POINT_GROUP),
-              EntryPoint("not-a-spec", f"{__name__}:ROOT", games.ENTRY_POINT_GROUP)]
+    assert [games.load(t).name for t in games.GAMES] == list(games.names())[: len(games.GAMES)]
+    points = [
+        EntryPoint("mine", f"{__name__}:PLUGIN_SPEC", games.ENTRY_POINT_GROUP),
+        EntryPoint("broken", f"{__name__}:NO_SUCH_SPEC", games.ENTRY_POINT_GROUP),
+        EntryPoint("not-a-spec", f"{__name__}:ROOT", games.ENTRY_POINT_GROUP),
+    ]
     asked = []
     monkeypatch.setattr(games, "entry_points", lambda group: asked.append(group) or points)
     monkeypatch.setattr(games, "REGISTRY", dict(games.REGISTRY))
@@ -177,9 +190,25 @@ def test_every_game_is_registered_once_with_what_the_layers_need():
         spec = games.get(name)
         assert spec.name == name and games.get(name) is spec
         assert set(spec.bots) <= set(spec.agent_names) and (not spec.shipped or spec.shipped in spec.agent_names)
-        offered = (*spec.bots.values(), spec.exact, spec.exact_n, spec.view, spec.web, spec.evaluate, spec.explain,
-                   spec.export, spec.batched_env, spec.live_env, spec.live_table, spec.aec_module, spec.env,
-                   spec.presets, *spec.features.values(), *spec.bot_files.values(), *spec.exact_tables.values())
+        offered = (
+            *spec.bots.values(),
+            spec.exact,
+            spec.exact_n,
+            spec.view,
+            spec.web,
+            spec.evaluate,
+            spec.explain,
+            spec.export,
+            spec.batched_env,
+            spec.live_env,
+            spec.live_table,
+            spec.aec_module,
+            spec.env,
+            spec.presets,
+            *spec.features.values(),
+            *spec.bot_files.values(),
+            *spec.exact_tables.values(),
+        )
         for target in filter(None, offered):
             assert games.load(target) is not None, target
         assert spec.env_id in __import__("gymnasium").envs.registry

@@ -60,8 +60,9 @@ def test_round_wins_match_brute_force_over_different_hitting_laws():
     assert np.abs(R.round_wins(laws) - brute).max() < 1e-15
 
 
-@pytest.mark.parametrize("n, names", [(3, ("greedy", "random", "foundation")),
-                                      (4, ("foundation", "optimal", "random", "greedy"))])
+@pytest.mark.parametrize(
+    "n, names", [(3, ("greedy", "random", "foundation")), (4, ("foundation", "optimal", "random", "greedy"))]
+)
 def test_the_round_recursion_evaluates_a_mixed_table_as_the_hitting_times_do(pol, n, names):
     policies = [pol[b] for b in names]
     exact = R.not_losing(n, policies)
@@ -89,8 +90,12 @@ def test_the_best_reply_is_at_least_every_bot_and_its_keeps_reach_its_value(pol)
         for bot in BOTS:
             table = others[:seat] + [pol[bot]] + others[seat:]
             assert best.value >= R.not_losing(3, table)[seat] - 1e-12
-        kept = R.solve_seat(3, others[:seat] + [None] + others[seat:], seat,
-                            keeps=lambda remaining, leader, best=best: best.rounds[(remaining, leader)].keeps())
+        kept = R.solve_seat(
+            3,
+            others[:seat] + [None] + others[seat:],
+            seat,
+            keeps=lambda remaining, leader, best=best: best.rounds[(remaining, leader)].keeps(),
+        )
         assert abs(kept.value - best.value) < 1e-12
 
 
@@ -105,8 +110,12 @@ def test_the_two_player_optimum_is_a_best_reply_at_three_players_but_not_at_four
     # and not because the best reply knows who led the round: a reply blind to the
     # leader (one leader's keeps in every round with those players) beats it too
     everyone = (0, 1, 2, 3)
-    blind = R.solve_seat(4, [opt] * 4, 0, keeps=lambda remaining, leader: four.rounds[
-        (remaining, 0 if remaining == everyone else leader)].keeps())
+    blind = R.solve_seat(
+        4,
+        [opt] * 4,
+        0,
+        keeps=lambda remaining, leader: four.rounds[(remaining, 0 if remaining == everyone else leader)].keeps(),
+    )
     assert blind.value - R.not_losing(4, [opt] * 4)[0] > 1e-9
 
 
@@ -202,8 +211,9 @@ def test_evaluate_with_two_players_and_no_opponents_is_unchanged():
 def test_evaluate_two_players_with_an_opponent_gives_the_solvers_seats(pol):
     text = _evaluate(["foundation"], players=2, opponents=["optimal"])
     rows = {line.split()[0]: line.split()[2:] for line in text.splitlines() if line.startswith(("Red", "Blue"))}
-    red, _ = solver420.win_probabilities(race420.two_player_table(pol["foundation"]),
-                                         race420.two_player_table(pol["optimal"]))
+    red, _ = solver420.win_probabilities(
+        race420.two_player_table(pol["foundation"]), race420.two_player_table(pol["optimal"])
+    )
     assert rows["Red"][0] == f"{red:.6f}" and rows["Blue"][0] == f"{1 - red:.6f}"
     assert rows["Blue"][2] == "0.0000"  # optimal is the best reply to anything at two players
 
@@ -260,7 +270,7 @@ class OptimalAtProbesOnly(DeterministicAgent):
 
     def act(self, obs, mask):
         obs = np.asarray(obs, dtype=np.int64)
-        others = [obs[k:k + 4].tobytes() for k in range(4, len(obs), 4)]
+        others = [obs[k : k + 4].tobytes() for k in range(4, len(obs), 4)]
         if all(o in self.probes for o in others):
             return self.optimal.act(obs, mask)
         return g.REROLL_ALL
@@ -279,6 +289,7 @@ def test_an_agent_not_declared_own_hand_is_asked_at_every_table_or_refused():
 def test_a_table_too_large_is_refused_before_any_round_is_solved(monkeypatch):
     """evaluate 420 --players 8 --exact solved rounds for minutes before its largest round
     was refused: the size of every seat's largest round is checked first."""
+
     def no_work(*args, **kwargs):
         raise AssertionError("a round was solved before the size check")
 
@@ -302,7 +313,9 @@ def test_a_long_exact_evaluation_says_it_is_still_working():
         time.sleep(0.2)
     lines = err.getvalue().splitlines()
     assert len(lines) >= 3
-    assert all(line.startswith("  ... exact evaluation of the table of x (5 players): ") and line.endswith(" s so far")
-               for line in lines)
+    assert all(
+        line.startswith("  ... exact evaluation of the table of x (5 players): ") and line.endswith(" s so far")
+        for line in lines
+    )
     time.sleep(0.1)
     assert err.getvalue().splitlines() == lines

@@ -125,16 +125,18 @@ def test_it_refuses_other_tables_in_one_line(built):
         bot.check_table(2, pot=POT)
     with pytest.raises(ValueError, match=rf"built for pot {POT}, not 7 .*--pot 7"):
         bot.check_table(3, pot=7)
-    two = codec421.encode((4, 2, 1), 1, 3, True, 0, [codec421.OtherPlayer(False, None, 2, True, False)], 2, 0,
-                          g.DISCHARGE, 2)
+    two = codec421.encode(
+        (4, 2, 1), 1, 3, True, 0, [codec421.OtherPlayer(False, None, 2, True, False)], 2, 0, g.DISCHARGE, 2
+    )
     with pytest.raises(ValueError, match="three players only"):
         bot.act(two, None)
     others = [codec421.OtherPlayer(False, None, t, True, False) for t in (3, 3)]
     other_pot = codec421.encode((4, 2, 1), 1, 3, True, 0, others, 3, 0, g.DISCHARGE, 3)
     with pytest.raises(ValueError, match="built for pot 4, not 9"):
         bot.act(other_pot, None)
-    charge = codec421.encode(None, 0, 0, False, 0, [codec421.OtherPlayer(False, None, 0, True, False)] * 2, 0, 4,
-                             g.CHARGE, 3)
+    charge = codec421.encode(
+        None, 0, 0, False, 0, [codec421.OtherPlayer(False, None, 0, True, False)] * 2, 0, 4, g.CHARGE, 3
+    )
     with pytest.raises(ValueError, match="no decision"):
         bot.act(charge, None)
 
@@ -171,21 +173,24 @@ def _meta(**changes):
     return np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
 
 
-@pytest.mark.parametrize("change, why", [
-    ({"rows": None}, "missing rows"),
-    ({"extra": np.zeros(3)}, "unexpected extra"),
-    ({"lead": np.zeros((2, 2, 56), dtype=np.uint8)}, "lead must have shape"),
-    ({"lead": "float"}, "lead is float64"),
-    ({"pot": np.array(101)}, "pot must be one number in 1..100"),
-    ({"metadata": np.frombuffer(b"{not json", dtype=np.uint8)}, "metadata: not valid JSON"),
-    ({"metadata": "other pot"}, "metadata says pot 5"),
-    ({"rows": "illegal"}, r"rows\[0\] plays 0 with \(\d, \d, \d\), not a follower's legal action"),
-    ({"lead": "illegal"}, "not a leader's legal action"),
-    ({"follow2": "far"}, "follow2 names row"),
-    ({"rows": np.zeros((0, 56), dtype=np.uint8)}, "rows must hold 1.."),
-    ({"rows": np.array(3, dtype=np.uint8)}, "rows must have 2 dimensions"),
-    ({"metadata": np.frombuffer(b"[" * 100_000, dtype=np.uint8)}, "metadata: the JSON nests deeper than 32"),
-])
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        ({"rows": None}, "missing rows"),
+        ({"extra": np.zeros(3)}, "unexpected extra"),
+        ({"lead": np.zeros((2, 2, 56), dtype=np.uint8)}, "lead must have shape"),
+        ({"lead": "float"}, "lead is float64"),
+        ({"pot": np.array(101)}, "pot must be one number in 1..100"),
+        ({"metadata": np.frombuffer(b"{not json", dtype=np.uint8)}, "metadata: not valid JSON"),
+        ({"metadata": "other pot"}, "metadata says pot 5"),
+        ({"rows": "illegal"}, r"rows\[0\] plays 0 with \(\d, \d, \d\), not a follower's legal action"),
+        ({"lead": "illegal"}, "not a leader's legal action"),
+        ({"follow2": "far"}, "follow2 names row"),
+        ({"rows": np.zeros((0, 56), dtype=np.uint8)}, "rows must hold 1.."),
+        ({"rows": np.array(3, dtype=np.uint8)}, "rows must have 2 dimensions"),
+        ({"metadata": np.frombuffer(b"[" * 100_000, dtype=np.uint8)}, "metadata: the JSON nests deeper than 32"),
+    ],
+)
 def test_a_broken_file_is_refused_in_one_line(built, tmp_path, change, why):
     path, tables, *_ = built
     for key, value in list(change.items()):
@@ -227,13 +232,14 @@ def test_files_that_would_run_code_or_swell_are_refused(built, tmp_path):
         z.writestr("pot.npy", pot.getvalue())
         for key, (dtype, shape) in list(r.SHAPES.items())[1:]:
             header = io.BytesIO()
-            np.lib.format.write_array_header_1_0(header, {"descr": np.dtype(dtype).str, "fortran_order": False,
-                                                          "shape": tuple(1 << 20 for _ in shape)})
+            np.lib.format.write_array_header_1_0(
+                header, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": tuple(1 << 20 for _ in shape)}
+            )
             z.writestr(f"{key}.npy", header.getvalue())
     with pytest.raises(r.ReplyFileError, match=r"lead declares shape \(1048576, 1048576, 1048576\)"):
         r.load(huge)
     corrupt = bytearray(path.read_bytes())
-    corrupt[len(corrupt) // 2: len(corrupt) // 2 + 64] = bytes(64)  # inside a deflated member
+    corrupt[len(corrupt) // 2 : len(corrupt) // 2 + 64] = bytes(64)  # inside a deflated member
     (tmp_path / "corrupt.npz").write_bytes(bytes(corrupt))
     with pytest.raises(r.ReplyFileError, match="not a readable reply file"):
         r.load(tmp_path / "corrupt.npz")
@@ -267,9 +273,13 @@ def test_the_build_command_writes_a_bot_with_its_figures(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["three.json", "three.npz"]
     printed = capsys.readouterr().out.splitlines()
     assert printed[-2].startswith("wrote ") and all(len(line) <= 80 for line in printed[:-2])  # then the paths
-    for argv, why in ((["--pot", "0"], "pot"), (["--out", str(tmp_path / "x.pt")], "a reply file ends in .npz"),
-                      (["--versus", "optimal"], "made for two players only"), (["--versus", "nobody"], "unknown agent"),
-                      (["--out", str(tmp_path / "no" / "x.npz")], "no folder")):
+    for argv, why in (
+        (["--pot", "0"], "pot"),
+        (["--out", str(tmp_path / "x.pt")], "a reply file ends in .npz"),
+        (["--versus", "optimal"], "made for two players only"),
+        (["--versus", "nobody"], "unknown agent"),
+        (["--out", str(tmp_path / "no" / "x.npz")], "no folder"),
+    ):
         assert r.main(argv) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("python -m games.dice421.reply: error: ") and why in err, err
@@ -309,8 +319,22 @@ def test_three_players_get_exact3_by_default_and_heuristics_at_another_pot(capsy
 
 def test_the_command_line_takes_a_reply_file_and_refuses_it_at_another_table(built, capsys):
     path, _, reply, _ = built
-    code, out, _ = _play(["evaluate", "421", "--players", "3", "--agent", str(path), "--opponent", "heuristic",
-                          "--pot", str(POT), "--exact"], capsys)
+    code, out, _ = _play(
+        [
+            "evaluate",
+            "421",
+            "--players",
+            "3",
+            "--agent",
+            str(path),
+            "--opponent",
+            "heuristic",
+            "--pot",
+            str(POT),
+            "--exact",
+        ],
+        capsys,
+    )
     assert code == 0 and f"{reply.value:.6f}" in out
     for argv, why in (
         (["421", "--players", "3", "--opponent", str(path)], f"built for pot {POT}, not 15"),

@@ -33,10 +33,12 @@ def tiny_preset(monkeypatch):
     """ppo-420 with a tiny network and a two-setting search space (the workers get the
     preset with their task, so replacing it here reaches them)."""
     base = P.PRESETS["ppo-420"]
-    tiny = replace(base, policy={**base.policy, "net_arch": {"pi": [16], "vf": [16]},
-                                 "features_extractor_kwargs": {"features_dim": 32}},
-                   ppo={**base.ppo, "batch_size": 512},
-                   search={"learning_rate": P.Range(1e-3, 1e-2, log=True), P.WIDTH: P.Choice((8, 16))})
+    tiny = replace(
+        base,
+        policy={**base.policy, "net_arch": {"pi": [16], "vf": [16]}, "features_extractor_kwargs": {"features_dim": 32}},
+        ppo={**base.ppo, "batch_size": 512},
+        search={"learning_rate": P.Range(1e-3, 1e-2, log=True), P.WIDTH: P.Choice((8, 16))},
+    )
     monkeypatch.setitem(P.PRESETS, "ppo-420", tiny)
     return tiny
 
@@ -55,7 +57,9 @@ def test_seed_study_runs_each_seed_as_an_ordinary_run(local_ray, tiny_preset, tm
     for run in study["runs"]:
         folder = out / run["name"]
         assert run["name"] == f"ppo-420-seed{run['seed']}"
-        assert {p.name for p in folder.iterdir() if p.is_file()} == {f"{run['name']}.{e}" for e in ("pt", "json", "state")}
+        assert {p.name for p in folder.iterdir() if p.is_file()} == {
+            f"{run['name']}.{e}" for e in ("pt", "json", "state")
+        }
         assert any(folder.rglob("events.out.tfevents.*"))  # its TensorBoard log
         meta = meta_of(folder, run["name"])
         assert meta["seed"] == run["seed"] and meta["timesteps"] == run["steps"] >= 1024
@@ -69,8 +73,24 @@ def test_seed_study_runs_each_seed_as_an_ordinary_run(local_ray, tiny_preset, tm
     assert study["distribution"]["steps_to_optimum"]["worst"] is None and study["reached_optimum"] == 0
     # seed 1 of the study is the run python -m train makes with --seed 1: same figures, same weights
     alone = tmp_path / "alone"
-    assert train_main(["ppo-420", "--seed", "1", *TINY, "--checkpoint-dir", str(alone), "--logdir", str(alone),
-                       "--name", "ppo-420-seed1", "--no-progress-bar"]) == 0
+    assert (
+        train_main(
+            [
+                "ppo-420",
+                "--seed",
+                "1",
+                *TINY,
+                "--checkpoint-dir",
+                str(alone),
+                "--logdir",
+                str(alone),
+                "--name",
+                "ppo-420-seed1",
+                "--no-progress-bar",
+            ]
+        )
+        == 0
+    )
     ours, theirs = meta_of(out / "ppo-420-seed1", "ppo-420-seed1"), meta_of(alone, "ppo-420-seed1")
     assert ours["exact"] == theirs["exact"] and ours["weights_sha256"] == theirs["weights_sha256"]
     capsys.readouterr()
@@ -97,12 +117,14 @@ def test_sweep_reports_trials_and_resumes_from_its_storage(local_ray, tiny_prese
         folder, name = Path(t["folder"]), f"ppo-420-trial{t['trial']}"
         meta = meta_of(folder, name)
         assert meta["policy"]["net_arch"] == {"pi": [t["settings"]["width"]], "vf": [t["settings"]["width"]]}
-        assert t["score"] == t["gap_pp"] == pytest.approx((meta["exact"]["gap_pp_red"] + meta["exact"]["gap_pp_blue"]) / 2)
+        assert (
+            t["score"] == t["gap_pp"] == pytest.approx((meta["exact"]["gap_pp_red"] + meta["exact"]["gap_pp_blue"]) / 2)
+        )
         assert t["timesteps"] == meta["timesteps"] and any(folder.rglob("events.out.tfevents.*"))
     best = min(trials.values(), key=lambda t: t["score"])
     assert first["best"]["trial"] == best["trial"]
     printed = capsys.readouterr().out
-    entry = printed[printed.index("Preset(\n"):printed.rindex(")") + 1]
+    entry = printed[printed.index("Preset(\n") : printed.rindex(")") + 1]
     assert eval(entry, vars(P)) == P.with_settings(tiny_preset, best["settings"], "ppo-420-tuned")
     # a session cut off mid-trial leaves it running in the storage; resuming fails it and runs
     # the trials still missing, with settings not drawn before
@@ -112,8 +134,12 @@ def test_sweep_reports_trials_and_resumes_from_its_storage(local_ray, tiny_prese
     before = (Path(trials[1]["folder"]) / "ppo-420-trial1.pt").stat().st_mtime_ns
     assert train_main([*args, "--trials", "3"]) == 0
     states = {t.number: t.state for t in optuna.load_study(study_name="ppo-420", storage=storage).trials}
-    assert states == {0: optuna.trial.TrialState.COMPLETE, 1: optuna.trial.TrialState.COMPLETE,
-                      2: optuna.trial.TrialState.FAIL, 3: optuna.trial.TrialState.COMPLETE}
+    assert states == {
+        0: optuna.trial.TrialState.COMPLETE,
+        1: optuna.trial.TrialState.COMPLETE,
+        2: optuna.trial.TrialState.FAIL,
+        3: optuna.trial.TrialState.COMPLETE,
+    }
     second = {t["trial"]: t for t in json.loads((out / "sweep.json").read_text())["trials"]}
     assert second[3]["state"] == "finished" and second[3]["settings"] != second[1]["settings"]
     assert sorted(p.name for p in (out / "trials").iterdir()) == ["ppo-420-trial0", "ppo-420-trial1", "ppo-420-trial3"]

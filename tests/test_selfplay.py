@@ -25,17 +25,36 @@ def small_selfplay(monkeypatch):
     """ppo-421-selfplay at pot 5 with a small network, rollouts of 32 x 32 steps and a
     snapshot every two rollouts."""
     base = P.PRESETS["ppo-421-selfplay"]
-    small = replace(base, env={"n_players": 2, "pot": POT}, n_envs=32, snapshot_every=2048,
-                    policy={**base.policy, "net_arch": {"pi": [16], "vf": [16]}},
-                    ppo={**base.ppo, "n_steps": 32, "batch_size": 256, "n_epochs": 1})
+    small = replace(
+        base,
+        env={"n_players": 2, "pot": POT},
+        n_envs=32,
+        snapshot_every=2048,
+        policy={**base.policy, "net_arch": {"pi": [16], "vf": [16]}},
+        ppo={**base.ppo, "n_steps": 32, "batch_size": 256, "n_epochs": 1},
+    )
     monkeypatch.setitem(P.PRESETS, "ppo-421-selfplay", small)
     return small
 
 
 def argv(root, name, timesteps, *extra):
-    return ["ppo-421-selfplay", "--timesteps", str(timesteps), "--eval-every", "100000", "--seed", "3",
-            "--logdir", str(root / "runs"), "--checkpoint-dir", str(root / "ck"), "--name", name,
-            "--no-progress-bar", *extra]
+    return [
+        "ppo-421-selfplay",
+        "--timesteps",
+        str(timesteps),
+        "--eval-every",
+        "100000",
+        "--seed",
+        "3",
+        "--logdir",
+        str(root / "runs"),
+        "--checkpoint-dir",
+        str(root / "ck"),
+        "--name",
+        name,
+        "--no-progress-bar",
+        *extra,
+    ]
 
 
 def test_the_self_play_preset_pool_is_a_distribution():
@@ -50,8 +69,9 @@ def test_the_self_play_preset_pool_is_a_distribution():
 
 
 def test_snapshots_join_the_pool_oldest_first_as_training_goes(small_selfplay, tmp_path):
-    config = RunConfig(small_selfplay, timesteps=4 * 1024, seed=3, n_envs=32, logdir=tmp_path, checkpoint_dir=tmp_path,
-                       name="sp")
+    config = RunConfig(
+        small_selfplay, timesteps=4 * 1024, seed=3, n_envs=32, logdir=tmp_path, checkpoint_dir=tmp_path, name="sp"
+    )
     env = make_env(config)
     model = build_model(config, env)
     self_play = SelfPlay(config)
@@ -88,8 +108,16 @@ def test_a_self_play_run_saves_its_pool_and_resumes_against_it(small_selfplay, m
     assert not all(torch.equal(a, b) for a, b in zip(first.state_dict().values(), later.state_dict().values()))
 
     # restoring rebuilds the pool from the saved weights and gives it to the env
-    config = RunConfig(preset, timesteps=5120, seed=3, n_envs=32, logdir=tmp_path / "runs",
-                       checkpoint_dir=tmp_path / "ck", name="sp", resume=True)
+    config = RunConfig(
+        preset,
+        timesteps=5120,
+        seed=3,
+        n_envs=32,
+        logdir=tmp_path / "runs",
+        checkpoint_dir=tmp_path / "ck",
+        name="sp",
+        resume=True,
+    )
     env = make_env(config)
     model = build_model(config, env)
     run = restore(model, env, tmp_path / "ck", "sp", read_saved_meta(tmp_path / "ck", "sp", preset), snapshots=4)

@@ -26,18 +26,39 @@ def small3(monkeypatch):
     """ppo-421-3p at pot 4 (without exact3, which is made for pot 15) with a small network,
     rollouts of 32 x 32 steps and a snapshot every two rollouts."""
     base = P.PRESETS["ppo-421-3p"]
-    small = replace(base, env={"n_players": 3, "pot": POT}, n_envs=32, snapshot_every=2048, threads=1, exact_every=2048,
-                    pool={"cautious": 0.1, "greedy421": 0.1},
-                    policy={**base.policy, "net_arch": {"pi": [16], "vf": [16]}},
-                    ppo={**base.ppo, "n_steps": 32, "batch_size": 256, "n_epochs": 1})
+    small = replace(
+        base,
+        env={"n_players": 3, "pot": POT},
+        n_envs=32,
+        snapshot_every=2048,
+        threads=1,
+        exact_every=2048,
+        pool={"cautious": 0.1, "greedy421": 0.1},
+        policy={**base.policy, "net_arch": {"pi": [16], "vf": [16]}},
+        ppo={**base.ppo, "n_steps": 32, "batch_size": 256, "n_epochs": 1},
+    )
     monkeypatch.setitem(P.PRESETS, "ppo-421-3p", small)
     return small
 
 
 def argv(root, name, timesteps, *extra):
-    return ["ppo-421-3p", "--timesteps", str(timesteps), "--eval-every", "2048", "--seed", "3",
-            "--logdir", str(root / "runs"), "--checkpoint-dir", str(root / "ck"), "--name", name,
-            "--no-progress-bar", *extra]
+    return [
+        "ppo-421-3p",
+        "--timesteps",
+        str(timesteps),
+        "--eval-every",
+        "2048",
+        "--seed",
+        "3",
+        "--logdir",
+        str(root / "runs"),
+        "--checkpoint-dir",
+        str(root / "ck"),
+        "--name",
+        name,
+        "--no-progress-bar",
+        *extra,
+    ]
 
 
 def test_the_shipped_preset_plays_three_players_against_a_distribution():
@@ -86,7 +107,10 @@ def test_a_three_player_run_reports_its_exact_tables_and_resumes(small3, tmp_pat
         assert f"  with {name} and {name}: {exact:.6f}   (regret " in out
     assert figures["table_regret_pp"] == figures["table_regret_vs_heuristic_heuristic_pp"]
     assert not any("exact3" in key for key in figures)
-    own = exact421n.best_reply([agent] * 3, 0, pot=POT).value - exact421n.evaluate_table([agent] * 3, pot=POT).not_losing[0]
+    own = (
+        exact421n.best_reply([agent] * 3, 0, pot=POT).value
+        - exact421n.evaluate_table([agent] * 3, pot=POT).not_losing[0]
+    )
     assert figures["table_own_regret_pp"] == pytest.approx(100 * own, abs=1e-9)
     assert "at its own table (itself in every seat): regret" in out
     # during training: sampled, and exact once exact_every steps have passed (not in the
@@ -121,9 +145,14 @@ def test_a_three_player_run_reports_its_exact_tables_and_resumes(small3, tmp_pat
 def small420(monkeypatch):
     """ppo-420-4p with a small network, rollouts of 32 x 32 steps and a snapshot every two."""
     base = P.PRESETS["ppo-420-4p"]
-    small = replace(base, n_envs=32, snapshot_every=2048, threads=1,
-                    policy={**base.policy, "net_arch": {"pi": [16], "vf": [16]}},
-                    ppo={**base.ppo, "n_steps": 32, "batch_size": 256, "n_epochs": 1})
+    small = replace(
+        base,
+        n_envs=32,
+        snapshot_every=2048,
+        threads=1,
+        policy={**base.policy, "net_arch": {"pi": [16], "vf": [16]}},
+        ppo={**base.ppo, "n_steps": 32, "batch_size": 256, "n_epochs": 1},
+    )
     monkeypatch.setitem(P.PRESETS, "ppo-420-4p", small)
     return small
 
@@ -139,8 +168,22 @@ def test_a_four_player_420_run_plays_its_pool_and_says_why_its_figure_is_sampled
     # the bots play from their own hand: tables; the snapshots are asked live
     assert all(isinstance(m, tuple) for m in venv._pool[:3]) and all(callable(m) for m in venv._pool[3:])
     env.close()
-    args = ["ppo-420-4p", "--timesteps", "2048", "--eval-every", "100000", "--seed", "3", "--logdir",
-            str(tmp_path / "runs"), "--checkpoint-dir", str(tmp_path / "ck"), "--name", "f4", "--no-progress-bar"]
+    args = [
+        "ppo-420-4p",
+        "--timesteps",
+        "2048",
+        "--eval-every",
+        "100000",
+        "--seed",
+        "3",
+        "--logdir",
+        str(tmp_path / "runs"),
+        "--checkpoint-dir",
+        str(tmp_path / "ck"),
+        "--name",
+        "f4",
+        "--no-progress-bar",
+    ]
     assert train_main(args) == 0
     out = capsys.readouterr().out
     assert "P(not losing), 4 players (sampled, 20,480 games; fair share 0.7500)" in out

@@ -75,7 +75,9 @@ def test_sessions_of_both_games_play_to_the_end_with_random_moves():
 def test_terminal_420_with_three_players_follows_r7():
     out = io.StringIO()
     bots = [agents.make_agent("420", "greedy"), agents.make_agent("420", "foundation")]
-    rc = play_terminal("420", bots, ScriptedDice(R7_DICE, seats=[1]), seat=0, input_fn=ScriptedInput(["1 5"], out), out=out)
+    rc = play_terminal(
+        "420", bots, ScriptedDice(R7_DICE, seats=[1]), seat=0, input_fn=ScriptedInput(["1 5"], out), out=out
+    )
     text = out.getvalue()
     assert rc == 0
     assert text.startswith("420 with 3 players: you are Player 1.")

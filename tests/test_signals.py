@@ -25,14 +25,38 @@ pytestmark = pytest.mark.skipif(not LINUX, reason="reads /proc to see when the p
 
 
 def train_args(tmp_path: Path, name: str = "sig", *extra: str) -> list[str]:
-    return ["ppo-420", "--timesteps", "10000000", "--n-envs", "16", "--eval-every", "10000000", "--seed", "4",
-            "--checkpoint-dir", str(tmp_path / "ck"), "--logdir", str(tmp_path / "runs"), "--name", name,
-            "--no-progress-bar", *extra]
+    return [
+        "ppo-420",
+        "--timesteps",
+        "10000000",
+        "--n-envs",
+        "16",
+        "--eval-every",
+        "10000000",
+        "--seed",
+        "4",
+        "--checkpoint-dir",
+        str(tmp_path / "ck"),
+        "--logdir",
+        str(tmp_path / "runs"),
+        "--name",
+        name,
+        "--no-progress-bar",
+        *extra,
+    ]
 
 
 def start(args: list[str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "train", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    return subprocess.Popen(
+        [sys.executable, "-m", "train", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        # SIGINT as a foreground program has it, even when the tests run as a background job
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def caught_signals(pid: int) -> int:
@@ -118,7 +142,9 @@ def test_a_signal_while_train_trains_saves_the_run_and_removes_its_lock(tmp_path
     assert code == 128 + signum, (code, out[-2000:], err[-2000:])
     assert "Traceback" not in err, err
     label = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
-    assert re.search(rf"interrupted at \d+ steps \({label}\); saving", out) and f"saved {ck / name}.pt/.json/.state" in out
+    assert (
+        re.search(rf"interrupted at \d+ steps \({label}\); saving", out) and f"saved {ck / name}.pt/.json/.state" in out
+    )
     assert "continue with: python -m train ppo-420" in out and out.rstrip().endswith("--resume")
     assert sorted(p.name for p in ck.iterdir()) == [f"{name}.json", f"{name}.pt", f"{name}.state"]  # no lock
     saved = json.loads((ck / f"{name}.json").read_text())["timesteps"]
@@ -220,13 +246,16 @@ def test_a_seed_study_over_an_earlier_study_file_is_refused_before_ray(tmp_path,
     assert err.count("\n") == 1 and "study.json already exists" in err and "--overwrite" in err
 
 
-@pytest.mark.parametrize("content, why", [
-    (b"not json", "not valid JSON"),
-    (b"[" * 100 + b"]" * 100, "nests deeper"),
-    (b'{"trials": {"0": 1}}', "not a sweep's summary"),
-    (b'{"trials": [{"trial": "zero"}]}', "not a sweep's summary"),
-    (b'{"study": "other", "trials": []}', "study 'other', not 'ppo-420'"),
-])
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        (b"not json", "not valid JSON"),
+        (b"[" * 100 + b"]" * 100, "nests deeper"),
+        (b'{"trials": {"0": 1}}', "not a sweep's summary"),
+        (b'{"trials": [{"trial": "zero"}]}', "not a sweep's summary"),
+        (b'{"study": "other", "trials": []}', "study 'other', not 'ppo-420'"),
+    ],
+)
 def test_a_bad_sweep_file_is_one_line(tmp_path, content, why):
     from train.scale import ScaleError
     from train.sweep import load_records

@@ -219,8 +219,15 @@ def test_solving_to_a_coarser_tolerance_takes_fewer_sweeps():
 def test_exact_figures_and_their_table_for_the_greedy_bot():
     opponents = {"optimal": agents.bot_table("420", "optimal"), "random": agents.bot_table("420", "random")}
     figures = s.exact_figures(GreedyAgent(), opponents)
-    assert list(figures) == ["vs_optimal_red", "vs_optimal_blue", "gap_pp_red", "gap_pp_blue",
-                             "suboptimal_choices", "optimal", "vs_random"]
+    assert list(figures) == [
+        "vs_optimal_red",
+        "vs_optimal_blue",
+        "gap_pp_red",
+        "gap_pp_blue",
+        "suboptimal_choices",
+        "optimal",
+        "vs_random",
+    ]
     assert figures["vs_optimal_red"] == pytest.approx(0.5257658498947986, abs=1e-12)
     assert figures["vs_optimal_blue"] == pytest.approx(0.4718967310679162, abs=1e-12)
     assert figures["gap_pp_red"] == pytest.approx(0.12490084870065976, abs=1e-9)
@@ -239,9 +246,14 @@ def test_exact_figures_and_their_table_for_the_greedy_bot():
         "not yet exactly optimal: 363 decision states with a worse than best choice",
     ]
     best = s.exact_figures(OptimalAgent(), {"optimal": opponents["optimal"]})
-    assert best == {"vs_optimal_red": pytest.approx(RED_WINS_UNDER_OPTIMAL_PLAY, abs=1e-12),
-                    "vs_optimal_blue": pytest.approx(1 - RED_WINS_UNDER_OPTIMAL_PLAY, abs=1e-12),
-                    "gap_pp_red": 0.0, "gap_pp_blue": 0.0, "suboptimal_choices": 0, "optimal": True}
+    assert best == {
+        "vs_optimal_red": pytest.approx(RED_WINS_UNDER_OPTIMAL_PLAY, abs=1e-12),
+        "vs_optimal_blue": pytest.approx(1 - RED_WINS_UNDER_OPTIMAL_PLAY, abs=1e-12),
+        "gap_pp_red": 0.0,
+        "gap_pp_blue": 0.0,
+        "suboptimal_choices": 0,
+        "optimal": True,
+    }
     assert s.format_figures("optimal", best, ["optimal"])[-1] == "exactly optimal in both seats"
     assert s._pp(0.5e-12) == 0.0 and s._pp(-0.5e-12) == 0.0 and s._pp(0.25) == 25.0
     assert s._pp(1e-12) == pytest.approx(1e-10, rel=1e-9)  # only a difference below 1e-12 reads as 0

@@ -242,8 +242,9 @@ def test_representative_observations_are_what_the_engine_shows():
             else:
                 d = s.FOLLOWER_DECISION_INDEX[(game.rolls_allowed, game.rolls_used)]
                 expected = foll_obs[t - 1, d, g.hand_rank(game.hands_played[0][1]), h]
-                direct = s.follower_observation(t, pot - t, game.rolls_allowed, game.rolls_used,
-                                                game.hands_played[0][1], game.dice_in_hand)
+                direct = s.follower_observation(
+                    t, pot - t, game.rolls_allowed, game.rolls_used, game.hands_played[0][1], game.dice_in_hand
+                )
             np.testing.assert_array_equal(obs, expected)
             np.testing.assert_array_equal(obs, direct)
             action = agent.act(obs, codec421.legal_mask(game.legal_actions()))
@@ -270,8 +271,11 @@ def test_optimal_agent_plays_the_solved_table():
     opt = s.solve(pot).policy()
     exact = s.policy_table(s.OptimalAgent421(), pot)  # read from exact_table
     assert exact.name == "optimal" and exact.pot == pot
-    for table in (exact, s.policy_table(Without(s.OptimalAgent421()), pot),
-                  s.policy_table(Without(s.OptimalAgent421(), batched=True), pot)):
+    for table in (
+        exact,
+        s.policy_table(Without(s.OptimalAgent421()), pot),
+        s.policy_table(Without(s.OptimalAgent421(), batched=True), pot),
+    ):
         np.testing.assert_array_equal(table.leader[1:pot], opt.leader[1:pot])
         np.testing.assert_array_equal(table.follower[1:pot], opt.follower[1:pot])
 
@@ -345,7 +349,9 @@ def test_engine_games_from_a_discharge_state_agree_with_the_exact_values():
         for i in range(games):
             game = g.Game421(2, pot=pot, dice=_DiceAfter(prefix, 1000 + i), first_player=0)
             assert game.leader == 0 and game.tokens == [2, 3]
-            players = [s.OptimalAgent421(), RandomAgent(i)] if leader_is_optimal else [RandomAgent(i), s.OptimalAgent421()]
+            players = (
+                [s.OptimalAgent421(), RandomAgent(i)] if leader_is_optimal else [RandomAgent(i), s.OptimalAgent421()]
+            )
             while not game.is_over:
                 seat = game.current_player
                 game.apply(players[seat].act(codec421.observe(game, seat), codec421.legal_mask(game.legal_actions())))
@@ -409,9 +415,14 @@ def test_exact_figures_and_their_table_are_the_exact_evaluations():
     vs_opt, vs_rand = s.evaluate(greedy, opponents["optimal"]), s.evaluate(greedy, opponents["random"])
     exploit = s.best_reply(greedy).value - 0.5  # its regret at its own table: what a best reply gains
     regret = s.best_reply(opponents["random"]).value - vs_rand  # what it leaves on the table against random
-    assert figures == {"vs_optimal": vs_opt, "vs_random": vs_rand, "gap_pp": 100.0 * (0.5 - vs_opt),
-                       "regret_vs_random_pp": 100.0 * regret, "exploitability_pp": 100.0 * exploit,
-                       "optimal": False}
+    assert figures == {
+        "vs_optimal": vs_opt,
+        "vs_random": vs_rand,
+        "gap_pp": 100.0 * (0.5 - vs_opt),
+        "regret_vs_random_pp": 100.0 * regret,
+        "exploitability_pp": 100.0 * exploit,
+        "optimal": False,
+    }
     assert regret > 0  # greedy421 is not the best reply to random
     assert 0 < figures["gap_pp"] < 50
     # a best reply gains at least what the optimal bot gains against it (the optimum is one reply)
@@ -459,8 +470,10 @@ def test_bad_pots_and_tables_get_one_line():
     assert str(info.value) == "policy is for pot 3, not 5"
     with pytest.raises(TypeError) as info:
         s.as_policy("optimal", 3)
-    assert str(info.value) == ("as_policy takes a table or an agent, got the name 'optimal': "
-                               "use agents.bot_table('421', name, pot=...) or agents.make_agent('421', name)")
+    assert str(info.value) == (
+        "as_policy takes a table or an agent, got the name 'optimal': "
+        "use agents.bot_table('421', name, pot=...) or agents.make_agent('421', name)"
+    )
 
 
 def test_the_optimal_agent_refuses_states_it_was_not_solved_for():
@@ -474,8 +487,9 @@ def test_the_optimal_agent_refuses_states_it_was_not_solved_for():
     forbid[action] = False
     with pytest.raises(ValueError) as info:
         agent.act(lead, forbid)
-    assert str(info.value) == (f"optimal 421 bot chose {g.describe_action(action)}, which the mask forbids: "
-                               f"{codec421.decode(lead)}")
+    assert str(info.value) == (
+        f"optimal 421 bot chose {g.describe_action(action)}, which the mask forbids: {codec421.decode(lead)}"
+    )
     no_decision = "the optimal 421 bot was asked to act where there is no decision"
     charge = lead.copy()
     charge[codec421.PHASE] = codec421.PHASE_CODE[g.CHARGE]
@@ -492,8 +506,13 @@ def test_the_optimal_agent_refuses_states_it_was_not_solved_for():
             agent.action_probs(obs[None], None)
         assert str(info.value) == no_decision
     # A batch mixing pots: each row is looked up in the solution of its own pot.
-    batch = np.stack([s.leader_observation(2, 3, 1, (5, 4, 1)), s.leader_observation(1, 2, 2, (6, 6, 2)),
-                      s.follower_observation(1, 4, 3, 1, (4, 2, 1), (3, 3, 1))])
+    batch = np.stack(
+        [
+            s.leader_observation(2, 3, 1, (5, 4, 1)),
+            s.leader_observation(1, 2, 2, (6, 6, 2)),
+            s.follower_observation(1, 4, 3, 1, (4, 2, 1), (3, 3, 1)),
+        ]
+    )
     acts = [agent.act(o, None) for o in batch]
     np.testing.assert_array_equal(agent.action_probs(batch, None), np.eye(s.N_ACTIONS)[acts])
     three = lead.copy()
@@ -530,4 +549,3 @@ def test_exploitability_is_what_a_best_reply_wins_beyond_one_half():
     one = s.best_reply(s.solve(1).policy())  # one token: a coin toss, nothing to decide
     assert (one.value, one.sweeps) == (0.5, 0) and one.lead_value.tolist() == [0.0, 0.0]
     assert one.policy.pot == 1 and not one.policy.leader.any() and not one.policy.follower.any()
-

@@ -55,8 +55,9 @@ def test_the_observation_builders_show_what_the_engine_shows():
                 seen["leader"] += 1
             else:
                 leader_hand = game.hands_played[0][1]
-                direct = s.follower_observation(t, pot - t, game.rolls_allowed, game.rolls_used,
-                                                leader_hand, game.dice_in_hand)
+                direct = s.follower_observation(
+                    t, pot - t, game.rolls_allowed, game.rolls_used, leader_hand, game.dice_in_hand
+                )
                 d = s.FOLLOWER_DECISION_INDEX[(game.rolls_allowed, game.rolls_used)]
                 table = foll_obs[t - 1, d, g.hand_rank(leader_hand), h]
                 seen["follower"] += 1
@@ -75,8 +76,18 @@ def test_bounded_iteration_counts_its_sweeps_and_stops_at_the_tolerance(monkeypa
     # One sweep from the bounds 0 and 1 already closes them within 1.
     lo, up, _, _, sweeps = s._bounded_iteration(pot, None, None, None, None, True, 1.0)
     assert sweeps == 1
-    np.testing.assert_array_equal(lo, s._pad(s._play_round(s._round_utility(
-        pot, np.zeros(pot + 1), s._pad(np.ones(pot - 1)), np.zeros(pot + 1), s._pad(np.ones(pot - 1))), None, None)))
+    np.testing.assert_array_equal(
+        lo,
+        s._pad(
+            s._play_round(
+                s._round_utility(
+                    pot, np.zeros(pot + 1), s._pad(np.ones(pot - 1)), np.zeros(pot + 1), s._pad(np.ones(pot - 1))
+                ),
+                None,
+                None,
+            )
+        ),
+    )
     # Stopping exactly at a gap reached: "within tol" includes equality.
     lo, up, _, _, n = s._bounded_iteration(pot, None, None, None, None, True, 1e-6)
     gap = float((up - lo).max())
@@ -93,7 +104,7 @@ def test_bounded_iteration_counts_its_sweeps_and_stops_at_the_tolerance(monkeypa
     message = str(info.value)
     prefix = f"value iteration did not close the bounds to {gap} in {n - 1} sweeps (gap "
     assert message.startswith(prefix) and message.endswith(")")
-    assert float(message[len(prefix):-1]) > gap
+    assert float(message[len(prefix) : -1]) > gap
 
 
 def test_bounded_iteration_with_both_policies_fixed_is_the_exact_evaluation(monkeypatch):
@@ -115,8 +126,9 @@ def test_bounded_iteration_with_both_policies_fixed_is_the_exact_evaluation(monk
 def test_the_solution_is_the_symmetric_fixed_point_and_defaults_to_pot_15():
     sol = s.solve(4)
     w = sol.value
-    np.testing.assert_allclose(s._pad(s._play_round(s._round_utility(4, w, w, w, w), None, None))[1:4], w[1:4],
-                               atol=1e-11)
+    np.testing.assert_allclose(
+        s._pad(s._play_round(s._round_utility(4, w, w, w, w), None, None))[1:4], w[1:4], atol=1e-11
+    )
     assert sol.lower[1:4].max() > 0 and (sol.upper - sol.lower).max() <= s.DEFAULT_TOL
     assert s.solve().pot == 15
 
@@ -237,8 +249,10 @@ def test_the_pot_15_defaults():
     assert abs(s.best_reply_value(fifteen) - 0.5) < 1e-9 and abs(s.exploitability(fifteen)) < 1e-9
     figures = s.exact_figures(agent, {"optimal": fifteen})
     assert abs(figures["vs_optimal"] - 0.5) < 1e-12
-    assert s.format_figures("optimal", figures, ["optimal"])[0] == \
-        "exact win probability, two players, pot 15 (charge and seat draw included)"
+    assert (
+        s.format_figures("optimal", figures, ["optimal"])[0]
+        == "exact win probability, two players, pot 15 (charge and seat draw included)"
+    )
 
 
 def test_a_gap_below_rounding_is_reported_as_zero():
@@ -277,10 +291,18 @@ def test_a_batch_of_mixed_pots_reads_each_pot_s_own_solution():
     hand = (6, 4, 1)
     h = g.hand_rank(hand)
     assert three.leader_actions[1, 0, h] != five.leader_actions[1, 0, h]
-    batch = np.stack([s.leader_observation(1, 2, 1, hand), s.leader_observation(1, 4, 1, hand),
-                      s.follower_observation(2, 3, 3, 1, (4, 2, 1), (6, 6, 1))])
-    expected = [three.leader_actions[1, 0, h], five.leader_actions[1, 0, h],
-                five.action(2, False, 1, g.hand_rank((6, 6, 1)), 3, g.hand_rank((4, 2, 1)))]
+    batch = np.stack(
+        [
+            s.leader_observation(1, 2, 1, hand),
+            s.leader_observation(1, 4, 1, hand),
+            s.follower_observation(2, 3, 3, 1, (4, 2, 1), (6, 6, 1)),
+        ]
+    )
+    expected = [
+        three.leader_actions[1, 0, h],
+        five.leader_actions[1, 0, h],
+        five.action(2, False, 1, g.hand_rank((6, 6, 1)), 3, g.hand_rank((4, 2, 1))),
+    ]
     np.testing.assert_array_equal(agent.action_probs(batch, None), np.eye(s.N_ACTIONS)[expected])
     assert [agent.act(o, None) for o in batch] == expected
 

@@ -110,7 +110,9 @@ def test_each_rollout_takes_its_lambda_from_the_schedule():
         seen.append(done)
         return 0.9 if done == 0 else 0.1
 
-    model = BatchedMaskablePPO("MlpPolicy", env, n_steps=8, batch_size=64, n_epochs=1, seed=0, device="cpu", gae_lambda=0.5)
+    model = BatchedMaskablePPO(
+        "MlpPolicy", env, n_steps=8, batch_size=64, n_epochs=1, seed=0, device="cpu", gae_lambda=0.5
+    )
     model.gae_lambda_schedule = schedule
     logged = []
 

@@ -64,8 +64,9 @@ def test_every_table_plays_every_seat_order_equally_and_the_counts_add_up():
     for tb in t.tables:
         games = [g for g in t.log if sorted(g) == sorted(tb.players)]
         assert len(games) == per_table
-        assert [sum(g.index(p) == place for g in games) for p in tb.players for place in range(n)] == \
-            tb.places.ravel().tolist()
+        assert [
+            sum(g.index(p) == place for g in games) for p in tb.players for place in range(n)
+        ] == tb.places.ravel().tolist()
     for e in range(len(names)):
         sat = [tb for tb in t.tables if e in tb.players]
         assert t.overall(e).games == len(sat) * per_table
@@ -89,8 +90,19 @@ def test_the_same_seed_gives_the_same_tournament_and_another_seed_another():
 
 
 def test_the_cli_prints_and_writes_the_same_on_a_second_run(tmp_path):
-    argv = ["421", "--players", "3", "--agents", "heuristic,random,cautious,greedy421", "--games", "1",
-            "--seed", "11", "--out", str(tmp_path / "a.json")]
+    argv = [
+        "421",
+        "--players",
+        "3",
+        "--agents",
+        "heuristic,random,cautious,greedy421",
+        "--games",
+        "1",
+        "--seed",
+        "11",
+        "--out",
+        str(tmp_path / "a.json"),
+    ]
     code, first, _ = run_cli(argv)
     data = (tmp_path / "a.json").read_text()
     assert code == 0 and run_cli([*argv, "--force"])[1] == first and (tmp_path / "a.json").read_text() == data
@@ -138,10 +150,12 @@ class Peeker:
 
 def test_an_agent_that_looks_at_other_hands_gets_no_exact_n_player_figure():
     with pytest.raises(NoExactFigure, match="own hand"):
-        exact_race_420([Peeker(), agents.make_agent("420", "greedy"), agents.make_agent("420", "random")],
-                         M.seatings(3), {}, {})
-    t = T.run_tournament("420", [("peeker", Peeker())] + entries("420", ["greedy", "random", "foundation"]), 3, 1,
-                         seed=0)
+        exact_race_420(
+            [Peeker(), agents.make_agent("420", "greedy"), agents.make_agent("420", "random")], M.seatings(3), {}, {}
+        )
+    t = T.run_tournament(
+        "420", [("peeker", Peeker())] + entries("420", ["greedy", "random", "foundation"]), 3, 1, seed=0
+    )
     assert [tb.exact is None for tb in t.tables] == [True, True, True, False]
     assert "peeker does not play from its own hand alone" in t.tables[0].exact_note
     assert "peeker does not play from its own hand" in " ".join(T.format_tournament(t).split())
@@ -199,13 +213,25 @@ def test_the_finishing_order_is_the_winners_in_the_order_they_left_then_the_lose
 # --- the files -------------------------------------------------------------------------------------
 def test_json_and_csv_are_written_and_hold_the_tables(tmp_path):
     path = tmp_path / "t.json"
-    code, out, err = run_cli(["420", "--agents", "greedy,random,optimal", "--games", "3", "--seed", "9",
-                              "--out", str(path)])
+    code, out, err = run_cli(
+        ["420", "--agents", "greedy,random,optimal", "--games", "3", "--seed", "9", "--out", str(path)]
+    )
     assert code == 0, err
     data = json.loads(path.read_text())
     assert data["settings"]["seed"] == 9 and data["settings"]["games_per_seat_order"] == 3
-    assert shlex.split(data["command"])[4:] == ["420", "--players", "2", "--agents", "greedy,random,optimal",
-                                                "--games", "3", "--seed", "9", "--out", str(path)]
+    assert shlex.split(data["command"])[4:] == [
+        "420",
+        "--players",
+        "2",
+        "--agents",
+        "greedy,random,optimal",
+        "--games",
+        "3",
+        "--seed",
+        "9",
+        "--out",
+        str(path),
+    ]
     assert len(data["tables"]) == 3 and data["ranking"][0] in ("greedy", "random", "optimal")
     rows = list(csv.DictReader(path.with_suffix(".csv").open()))
     assert len(rows) == 6
@@ -221,26 +247,37 @@ def test_json_and_csv_are_written_and_hold_the_tables(tmp_path):
 
 
 def test_the_report_fits_in_80_columns_with_long_names_and_many_players():
-    t = T.run_tournament("420", [("a-rather-long-checkpoint-name-indeed", agents.make_agent("420", "greedy")),
-                                 ("random", agents.make_agent("420", "random")),
-                                 ("foundation", agents.make_agent("420", "foundation")),
-                                 ("optimal", agents.make_agent("420", "optimal"))], 4, 1, seed=0)
+    t = T.run_tournament(
+        "420",
+        [
+            ("a-rather-long-checkpoint-name-indeed", agents.make_agent("420", "greedy")),
+            ("random", agents.make_agent("420", "random")),
+            ("foundation", agents.make_agent("420", "foundation")),
+            ("optimal", agents.make_agent("420", "optimal")),
+        ],
+        4,
+        1,
+        seed=0,
+    )
     text = T.format_tournament(t)
     assert all(len(line) <= 80 for line in text.splitlines()), text
     assert "mean place" in text and "exact" in text
 
 
 # --- errors: one line, exit code 2 ------------------------------------------------------------------
-@pytest.mark.parametrize("argv, message", [
-    (["420", "--agents", "greedy,nobody"], "unknown agent 'nobody'"),
-    (["420", "--players", "3", "--agents", "greedy,random"], "2 agents for tables of 3 players"),
-    (["421", "--players", "4", "--agents", "heuristic,random,cautious,greedy421"], "421 is played by 2 to 3"),
-    (["421", "--players", "3", "--agents", "heuristic,random,optimal"], "two players only"),
-    (["420", "--agents", "greedy,,random"], "empty name"),
-    (["420", "--agents", "greedy,random", "--pot", "3"], "420 has no option pot"),
-    (["420", "--agents", "greedy,random", "--out", "results.csv"], "give a FILE.json"),
-    (["420", "--agents", "greedy,random", "--out", "no/such/folder/t.json"], "there is no folder"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["420", "--agents", "greedy,nobody"], "unknown agent 'nobody'"),
+        (["420", "--players", "3", "--agents", "greedy,random"], "2 agents for tables of 3 players"),
+        (["421", "--players", "4", "--agents", "heuristic,random,cautious,greedy421"], "421 is played by 2 to 3"),
+        (["421", "--players", "3", "--agents", "heuristic,random,optimal"], "two players only"),
+        (["420", "--agents", "greedy,,random"], "empty name"),
+        (["420", "--agents", "greedy,random", "--pot", "3"], "420 has no option pot"),
+        (["420", "--agents", "greedy,random", "--out", "results.csv"], "give a FILE.json"),
+        (["420", "--agents", "greedy,random", "--out", "no/such/folder/t.json"], "there is no folder"),
+    ],
+)
 def test_a_bad_request_is_one_error_line(argv, message):
     code, out, err = run_cli(argv)
     assert code == 2 and out == ""

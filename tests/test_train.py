@@ -30,8 +30,24 @@ EVAL_TAGS = {
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("train")
-    args = ["ppo-420", "--timesteps", "4096", "--n-envs", "64", "--eval-every", "2048", "--seed", "1",
-            "--logdir", str(root / "runs"), "--checkpoint-dir", str(root / "ck"), "--name", "smoke", "--no-progress-bar"]
+    args = [
+        "ppo-420",
+        "--timesteps",
+        "4096",
+        "--n-envs",
+        "64",
+        "--eval-every",
+        "2048",
+        "--seed",
+        "1",
+        "--logdir",
+        str(root / "runs"),
+        "--checkpoint-dir",
+        str(root / "ck"),
+        "--name",
+        "smoke",
+        "--no-progress-bar",
+    ]
     assert train_main(args) == 0
     return root, args
 
@@ -94,8 +110,26 @@ def test_resume_without_a_saved_run_is_explained(tmp_path, capsys):
 
 def test_same_seed_same_training_run(tmp_path):
     def run(name):
-        train_main(["ppo-420", "--timesteps", "2048", "--n-envs", "32", "--eval-every", "100000", "--seed", "5",
-                    "--logdir", str(tmp_path / "runs"), "--checkpoint-dir", str(tmp_path), "--name", name, "--no-progress-bar"])
+        train_main(
+            [
+                "ppo-420",
+                "--timesteps",
+                "2048",
+                "--n-envs",
+                "32",
+                "--eval-every",
+                "100000",
+                "--seed",
+                "5",
+                "--logdir",
+                str(tmp_path / "runs"),
+                "--checkpoint-dir",
+                str(tmp_path),
+                "--name",
+                name,
+                "--no-progress-bar",
+            ]
+        )
         return PPOAgent.load(tmp_path / f"{name}.pt")
 
     a, b = run("a"), run("b")
@@ -136,14 +170,34 @@ def test_help_lists_the_presets(capsys):
 def test_ppo421_smoke_run_logs_exact_evaluation_and_saves_a_playable_checkpoint(tmp_path):
     from helpers import played
 
-    args = ["ppo-421", "--timesteps", "1024", "--n-envs", "4", "--eval-every", "512", "--seed", "2",
-            "--logdir", str(tmp_path / "runs"), "--checkpoint-dir", str(tmp_path / "ck"), "--name", "smoke421",
-            "--no-progress-bar"]
+    args = [
+        "ppo-421",
+        "--timesteps",
+        "1024",
+        "--n-envs",
+        "4",
+        "--eval-every",
+        "512",
+        "--seed",
+        "2",
+        "--logdir",
+        str(tmp_path / "runs"),
+        "--checkpoint-dir",
+        str(tmp_path / "ck"),
+        "--name",
+        "smoke421",
+        "--no-progress-bar",
+    ]
     assert train_main(args) == 0
     tags = tags_in(tmp_path / "runs")
     bots = ("heuristic", "greedy421", "cautious", "random")
-    expected = {"eval/vs_optimal", "eval/gap_pp", "eval/exploitability_pp", *(f"eval/vs_{b}" for b in bots),
-                *(f"eval/regret_vs_{b}_pp" for b in bots)}
+    expected = {
+        "eval/vs_optimal",
+        "eval/gap_pp",
+        "eval/exploitability_pp",
+        *(f"eval/vs_{b}" for b in bots),
+        *(f"eval/regret_vs_{b}_pp" for b in bots),
+    }
     assert expected <= tags, expected - tags
     meta = json.loads((tmp_path / "ck" / "smoke421.json").read_text())
     assert meta["game"] == "421" and meta["env"] == {"n_players": 2, "pot": 15}
@@ -153,7 +207,6 @@ def test_ppo421_smoke_run_logs_exact_evaluation_and_saves_a_playable_checkpoint(
         make_agent("420", str(tmp_path / "ck" / "smoke421.pt"))
     game = played("421", [agent, make_agent("421", "heuristic")], seed=0)  # legal moves throughout, or it raises
     assert game.is_over
-
 
 
 def test_ctrl_c_saves_the_run_and_resume_continues_it(tmp_path, monkeypatch, capsys):
@@ -167,8 +220,24 @@ def test_ctrl_c_saves_the_run_and_resume_continues_it(tmp_path, monkeypatch, cap
         return original(self)
 
     monkeypatch.setattr(run.ExactEvalCallback, "_on_step", interrupted)
-    args = ["ppo-420", "--timesteps", "8192", "--n-envs", "32", "--eval-every", "100000", "--seed", "3",
-            "--logdir", str(tmp_path / "runs"), "--checkpoint-dir", str(tmp_path), "--name", "cut", "--no-progress-bar"]
+    args = [
+        "ppo-420",
+        "--timesteps",
+        "8192",
+        "--n-envs",
+        "32",
+        "--eval-every",
+        "100000",
+        "--seed",
+        "3",
+        "--logdir",
+        str(tmp_path / "runs"),
+        "--checkpoint-dir",
+        str(tmp_path),
+        "--name",
+        "cut",
+        "--no-progress-bar",
+    ]
     assert train_main(args) == 130  # saved, and stopped by Ctrl-C: 128 + SIGINT
     out = capsys.readouterr().out
     assert "interrupted at" in out and "--resume" in out
@@ -194,10 +263,19 @@ def test_a_run_stops_right_after_the_update_that_makes_it_optimal(tmp_path):
     from train.run import ExactEvalCallback, RunConfig, build_model, make_env
 
     base = PRESETS["ppo-420"]
-    preset = replace(base, ppo=dict(base.ppo, n_steps=16, batch_size=1024, learning_rate=0.0), lr_final=None,
-                     eval_every=10**9)
-    config = RunConfig(preset, timesteps=64 * 16 * 5, seed=0, n_envs=64, logdir=tmp_path / "runs",
-                       checkpoint_dir=tmp_path / "ck", name="stop", progress_bar=False)
+    preset = replace(
+        base, ppo=dict(base.ppo, n_steps=16, batch_size=1024, learning_rate=0.0), lr_final=None, eval_every=10**9
+    )
+    config = RunConfig(
+        preset,
+        timesteps=64 * 16 * 5,
+        seed=0,
+        n_envs=64,
+        logdir=tmp_path / "runs",
+        checkpoint_dir=tmp_path / "ck",
+        name="stop",
+        progress_bar=False,
+    )
     model = build_model(config, make_env(config))
     shipped = torch.load(CHECKPOINT_DIR / "ppo-420.pt", weights_only=True)
 
@@ -216,9 +294,24 @@ def test_a_run_stops_right_after_the_update_that_makes_it_optimal(tmp_path):
 
 
 def test_threads_are_recorded_and_a_bad_count_is_one_line(tmp_path, capsys):
-    args = ["ppo-420", "--timesteps", "2048", "--n-envs", "32", "--eval-every", "100000", "--threads", "2",
-            "--checkpoint-dir", str(tmp_path / "ck"), "--logdir", str(tmp_path / "runs"), "--name", "t2",
-            "--no-progress-bar"]
+    args = [
+        "ppo-420",
+        "--timesteps",
+        "2048",
+        "--n-envs",
+        "32",
+        "--eval-every",
+        "100000",
+        "--threads",
+        "2",
+        "--checkpoint-dir",
+        str(tmp_path / "ck"),
+        "--logdir",
+        str(tmp_path / "runs"),
+        "--name",
+        "t2",
+        "--no-progress-bar",
+    ]
     assert train_main(args) == 0
     assert json.loads((tmp_path / "ck" / "t2.json").read_text())["threads"] == 2
     with pytest.raises(SystemExit):

@@ -75,8 +75,11 @@ def engine_episode(n_players, dice, first, seat, table, reward):
             h = g.HAND_INDEX[game.hands[mover]]
             action = int(table[h] if table.ndim == 1 else table[h, g.HAND_INDEX[game.hands[1 - mover]]])
         game.apply(action)
-    end = next(i for i, e in enumerate(game.events)
-               if (e["type"] == "round_won" and e["seat"] == seat) or e["type"] == "game_end")
+    end = next(
+        i
+        for i, e in enumerate(game.events)
+        if (e["type"] == "round_won" and e["seat"] == seat) or e["type"] == "game_end"
+    )
     if game.outcome(seat) == -1:
         place = n_players
         assert np.array_equal(snapshot_obs(game.events, seat, n_players, end), codec420.observe(game, seat))
@@ -133,8 +136,15 @@ def test_scripted_games_match_the_engine(n_players, reward, table_dims):
     n_rows = 48
     scripts, firsts, seat = crafted_openings(n_players, n_rows, rng)
     table = random_keep_table(n_players, two_player=table_dims == 2)
-    env = Vec420Env(n_rows, table, agent_seat=seat, dice=scripted_dice(scripts), n_players=n_players,
-                    reward=reward, first_players=firsts if n_players > 2 else None)
+    env = Vec420Env(
+        n_rows,
+        table,
+        agent_seat=seat,
+        dice=scripted_dice(scripts),
+        n_players=n_players,
+        reward=reward,
+        first_players=firsts if n_players > 2 else None,
+    )
     assert env.observation_space.shape == (4 * n_players,)
     rows = run_env(env, 40 if n_players < 4 else 60)
     games = decided_early = 0
@@ -143,7 +153,8 @@ def test_scripted_games_match_the_engine(n_players, reward, table_dims):
         offset = 0
         for k, steps in enumerate(episodes):
             decisions, final_obs, value, used = engine_episode(
-                n_players, scripts[i][offset:] + [1] * 200, firsts[i][k], seat, table, reward)
+                n_players, scripts[i][offset:] + [1] * 200, firsts[i][k], seat, table, reward
+            )
             offset += used
             games += 1
             values.add(value)
@@ -190,8 +201,15 @@ def test_rank_rewards():
 
     # Three players, agent seat 1: seat 0 rolls 20, then the agent, first in the new round, rolls 20.
     script = [6, 6, 5, 3, 5, 5, 5, 5] + np.random.default_rng(0).integers(1, 7, size=2000).tolist()
-    env = Vec420Env(1, random_keep_table(3), agent_seat=1, dice=scripted_dice([script]), n_players=3,
-                    reward="rank", first_players=[[0, 0]])
+    env = Vec420Env(
+        1,
+        random_keep_table(3),
+        agent_seat=1,
+        dice=scripted_dice([script]),
+        n_players=3,
+        reward="rank",
+        first_players=[[0, 0]],
+    )
     obs = env.reset()
     assert env.decided[0] and env.pending[0] == 0.0
     assert obs[0].tolist() == [5, 5, 5, 5, 0, 0, 0, 0, 0, 0, 0, 0]  # seat 0 is out, seat 2 has no hand
@@ -211,8 +229,15 @@ def test_probability_tables_play_like_keep_tables():
     firsts = [rng.integers(4, size=200).tolist() for _ in range(16)]
     runs = []
     for table in (keeps, one_hot):
-        env = Vec420Env(16, table, agent_seat=2, dice=scripted_dice(scripts), n_players=4,
-                        first_players=[list(f) for f in firsts], seed=0)
+        env = Vec420Env(
+            16,
+            table,
+            agent_seat=2,
+            dice=scripted_dice(scripts),
+            n_players=4,
+            first_players=[list(f) for f in firsts],
+            seed=0,
+        )
         runs.append(run_env(env, 30))
     for a, b in zip(*runs):
         assert len(a) == len(b)
@@ -399,8 +424,12 @@ def test_keep_and_roll_tables_give_the_engine_hands():
     rolls = np.array(list(np.ndindex(6, 6, 6, 6)), dtype=np.int64) + 1  # (1296, 4)
     keeps = np.repeat(np.arange(g.N_ACTIONS), len(rolls))
     rolled = np.tile(rolls, (g.N_ACTIONS, 1))
-    expected = np.array([g.HAND_INDEX[g.canonical(g.KEEPS[k] + tuple(int(v) for v in r[:4 - len(g.KEEPS[k])]))]
-                         for k, r in zip(keeps, rolled)])
+    expected = np.array(
+        [
+            g.HAND_INDEX[g.canonical(g.KEEPS[k] + tuple(int(v) for v in r[: 4 - len(g.KEEPS[k])]))]
+            for k, r in zip(keeps, rolled)
+        ]
+    )
     np.testing.assert_array_equal(vec420.play_keeps(None, keeps, rolled), expected)
     np.testing.assert_array_equal(vec420.roll_hands(keeps, rolled), expected)
     used = np.arange(4)[None, :] < (4 - np.array([len(g.KEEPS[k]) for k in keeps]))[:, None]
@@ -426,30 +455,37 @@ def test_illegal_action_messages_say_why_what_is_held_and_what_is_legal():
     legal = ", ".join(f"{k} ({g.describe_action(k, hand)})" for k in g.legal_keeps(hand))
     with pytest.raises(g.IllegalAction) as info:
         env.step(actions)
-    assert str(info.value) == (f"game {row}: illegal action {bad}: the hand does not hold "
-                               f"{g.format_hand(g.KEEPS[bad])}; the agent holds {g.format_hand(hand)}; "
-                               f"legal keeps: {legal}")
+    assert str(info.value) == (
+        f"game {row}: illegal action {bad}: the hand does not hold "
+        f"{g.format_hand(g.KEEPS[bad])}; the agent holds {g.format_hand(hand)}; "
+        f"legal keeps: {legal}"
+    )
 
     # Red (the opponent) makes 20 on its first roll: game 0 is decided before the agent plays.
-    env = Vec420Env(1, random_keep_table(0, two_player=True), agent_seat="blue",
-                    dice=scripted_dice([[6, 6, 5, 3] + [1] * 40]))
+    env = Vec420Env(
+        1, random_keep_table(0, two_player=True), agent_seat="blue", dice=scripted_dice([[6, 6, 5, 3] + [1] * 40])
+    )
     env.reset()
     assert env.decided[0]
     with pytest.raises(g.IllegalAction) as info:
         env.step(np.array([g.N_ACTIONS]))
-    assert str(info.value) == (f"game 0: illegal action {g.N_ACTIONS}: not in 0..{g.N_ACTIONS - 1}; the game is "
-                               "decided (this step returns its reward and ignores the keep); legal keeps: 0")
+    assert str(info.value) == (
+        f"game 0: illegal action {g.N_ACTIONS}: not in 0..{g.N_ACTIONS - 1}; the game is "
+        "decided (this step returns its reward and ignores the keep); legal keeps: 0"
+    )
 
 
 def test_a_dice_function_giving_values_outside_1_to_6_is_refused_in_one_line():
     """A die value outside 1..6 that would be used (first column, or last used one) gets
     the env's one-line ValueError, never an IndexError from the lookup table; unused dice
     may read 0 (the ``DiceFn`` contract)."""
+
     def dice_with(value, column):
         def dice(rows, n):
             out = np.ones((len(rows), 4), dtype=np.int64)
             out[np.arange(len(rows)), np.minimum(column, np.asarray(n) - 1)] = value
             return out
+
         return dice
 
     table = random_keep_table(0)
@@ -504,22 +540,27 @@ def test_bad_arguments_get_one_exact_line():
 
 def test_bad_opponent_tables_get_one_exact_line():
     """What is wrong, where (the first bad state and how many there are) and what is legal."""
+
     def message(table, n_players=2):
         with pytest.raises(ValueError) as info:
             check_opponent_table(table, n_players)
         return str(info.value)
 
     two = "(126,) or (126, 126) or (126, 14) or (126, 126, 14)"
-    assert message(np.zeros(125, dtype=int)) == \
-        f"the opponent must be a policy table of shape {two} for 2 players, got shape (125,)"
+    assert (
+        message(np.zeros(125, dtype=int))
+        == f"the opponent must be a policy table of shape {two} for 2 players, got shape (125,)"
+    )
     assert message(np.zeros((N_HANDS, N_HANDS), dtype=int), 3) == (
         "the opponent must be a policy table of shape (126,) or (126, 14) for 3 players, got shape "
-        "(126, 126); with more than two players the opponents look at their own hand only")
-    assert message(np.zeros((N_HANDS, 5), dtype=int), 3) == \
-        "the opponent must be a policy table of shape (126,) or (126, 14) for 3 players, got shape (126, 5)"
+        "(126, 126); with more than two players the opponents look at their own hand only"
+    )
+    assert (
+        message(np.zeros((N_HANDS, 5), dtype=int), 3)
+        == "the opponent must be a policy table of shape (126,) or (126, 14) for 3 players, got shape (126, 5)"
+    )
     for table in (np.zeros(N_HANDS, dtype=bool), np.full(N_HANDS, 0.5)):
-        assert message(table) == \
-            f"a (126, ...) opponent table holds keep indices (integers), got dtype {table.dtype}"
+        assert message(table) == f"a (126, ...) opponent table holds keep indices (integers), got dtype {table.dtype}"
 
     def legal(h):
         return ", ".join(f"{k} ({g.describe_action(k, g.HANDS[h])})" for k in g.legal_keeps(g.HANDS[h]))
@@ -536,44 +577,58 @@ def test_bad_opponent_tables_get_one_exact_line():
     k = keeps[first]
     assert message(keeps, 4) == (
         f"opponent table: keep {k} ({g.describe_action(k, g.HANDS[first])}) is not legal for hand "
-        f"{g.format_hand(g.HANDS[first])} (2 such states); legal keeps: {legal(first)}")
+        f"{g.format_hand(g.HANDS[first])} (2 such states); legal keeps: {legal(first)}"
+    )
     for value in (-1, g.N_ACTIONS):
         keeps = np.zeros(N_HANDS, dtype=np.int64)
         keeps[h2] = value
         assert message(keeps.astype(np.float64), 3) == (
-            f"opponent table: {value} is not legal for hand 4-4-3-1 (1 such states); legal keeps: {legal(h2)}")
+            f"opponent table: {value} is not legal for hand 4-4-3-1 (1 such states); legal keeps: {legal(h2)}"
+        )
     pairs = np.zeros((N_HANDS, N_HANDS), dtype=np.int64)
     pairs[h2, h1] = k2
-    assert message(pairs) == (f"opponent table: keep {k2} ({g.describe_action(k2, g.HANDS[h2])}) is not legal "
-                              f"for hand 4-4-3-1 against 6-5-4-3 (1 such states); legal keeps: {legal(h2)}")
+    assert message(pairs) == (
+        f"opponent table: keep {k2} ({g.describe_action(k2, g.HANDS[h2])}) is not legal "
+        f"for hand 4-4-3-1 against 6-5-4-3 (1 such states); legal keeps: {legal(h2)}"
+    )
 
     probs = np.eye(g.N_ACTIONS)[np.zeros(N_HANDS, dtype=np.int64)]
     bad = probs.copy()
     bad[h1, :2] = [1.5, -0.5]
-    assert message(bad, 5) == (f"opponent table: the row for hand 6-5-4-3 has a negative or non-finite "
-                               f"probability (1 such states): {bad[h1].tolist()}; legal keeps: {legal(h1)}")
+    assert message(bad, 5) == (
+        f"opponent table: the row for hand 6-5-4-3 has a negative or non-finite "
+        f"probability (1 such states): {bad[h1].tolist()}; legal keeps: {legal(h1)}"
+    )
     bad = probs.copy()
     bad[h1, 0], bad[h2, 0] = 0.5, 0.25  # 4-4-3-1 comes first in the hands' order
-    assert h2 < h1 and message(bad, 5) == (f"opponent table: the row for hand 4-4-3-1 does not sum to 1 "
-                                           f"(2 such states): {bad[h2].tolist()}; legal keeps: {legal(h2)}")
+    assert h2 < h1 and message(bad, 5) == (
+        f"opponent table: the row for hand 4-4-3-1 does not sum to 1 "
+        f"(2 such states): {bad[h2].tolist()}; legal keeps: {legal(h2)}"
+    )
     bad = probs.copy()
     bad[h2] = np.eye(g.N_ACTIONS)[k2] / 3 + 2 / 3 * np.eye(g.N_ACTIONS)[0]
-    assert message(bad, 5) == (f"opponent table: the row for hand 4-4-3-1 puts probability on an illegal keep "
-                               f"(1 such states): {np.round(bad[h2], 6).tolist()}; legal keeps: {legal(h2)}")
+    assert message(bad, 5) == (
+        f"opponent table: the row for hand 4-4-3-1 puts probability on an illegal keep "
+        f"(1 such states): {np.round(bad[h2], 6).tolist()}; legal keeps: {legal(h2)}"
+    )
     pairs = np.broadcast_to(probs[:, None, :], (N_HANDS, N_HANDS, g.N_ACTIONS)).copy()
     pairs[h2, h1, 0] = np.inf
-    assert message(pairs) == (f"opponent table: the row for hand 4-4-3-1 against 6-5-4-3 has a negative or "
-                              f"non-finite probability (1 such states): {pairs[h2, h1].tolist()}; "
-                              f"legal keeps: {legal(h2)}")
+    assert message(pairs) == (
+        f"opponent table: the row for hand 4-4-3-1 against 6-5-4-3 has a negative or "
+        f"non-finite probability (1 such states): {pairs[h2, h1].tolist()}; "
+        f"legal keeps: {legal(h2)}"
+    )
 
 
 def test_first_players_scripted_or_drawn_per_game():
     """Scripted Player 1 seats must be seats and last as long as the games; drawn ones
     are drawn for each game (two players: always Red)."""
     table = random_keep_table(0)
-    for seats, message in (([3], "first_players must be seats 0..2, got [3]"),
-                           ([-1], "first_players must be seats 0..2, got [-1]"),
-                           ([], "first_players script of game 0 exhausted")):
+    for seats, message in (
+        ([3], "first_players must be seats 0..2, got [3]"),
+        ([-1], "first_players must be seats 0..2, got [-1]"),
+        ([], "first_players script of game 0 exhausted"),
+    ):
         env = Vec420Env(1, table, n_players=3, first_players=[seats], seed=0)
         with pytest.raises((ValueError, RuntimeError)) as info:
             env.reset()
@@ -600,8 +655,10 @@ def test_only_decision_states_of_a_table_are_checked():
     np.testing.assert_array_equal(padded[:N_HANDS, :N_HANDS], keeps)
     with pytest.raises(ValueError) as info:
         check_opponent_table(np.zeros((N_HANDS, N_HANDS, 5)))
-    assert str(info.value) == ("the opponent must be a policy table of shape (126,) or (126, 126) or (126, 14) "
-                               "or (126, 126, 14) for 2 players, got shape (126, 126, 5)")
+    assert str(info.value) == (
+        "the opponent must be a policy table of shape (126,) or (126, 126) or (126, 14) "
+        "or (126, 126, 14) for 2 players, got shape (126, 126, 5)"
+    )
 
 
 def test_probability_tables_become_cumulative_rows_ending_in_inf():

@@ -46,8 +46,9 @@ def test_plays_the_same_scripted_games_as_the_engine_env(pot, n_games, n_steps):
     rng = np.random.default_rng(pot)
     dice = [rng.integers(1, 7, size=6000).tolist() for _ in range(n_games)]
     seats = [rng.integers(2, size=200).tolist() for _ in range(n_games)]
-    venv = Vec421Env(n_games, table("optimal", pot), pot=pot, agent_seat="random", seed=7,
-                     dice=scripted_dice(dice, seats))
+    venv = Vec421Env(
+        n_games, table("optimal", pot), pot=pot, agent_seat="random", seed=7, dice=scripted_dice(dice, seats)
+    )
     engine_dice = [ScriptedDice(dice[i], seats[i]) for i in range(n_games)]
     envs = [Dice421Env(opponent=make_agent("421", "optimal"), pot=pot) for _ in range(n_games)]
 
@@ -93,8 +94,9 @@ def test_worked_example_of_the_rules_replays():
     """The rules' worked example (pot 5): the agent is P1 (seat 0, plays first) and makes the
     example's keeps (5-4-1 -> keep 4-1 -> 6-4-1 -> keep 4-1 -> 4-4-1); the optimal bot is P2."""
     rolls = [int(c) for c in "211 551  643 541  621 621  642 632  642 113  541 6 4  111 4 4" if c.isdigit()]
-    venv = Vec421Env(1, table("optimal", 5), pot=5, agent_seat=0,
-                     dice=scripted_dice([rolls + [6, 5, 4, 3, 2, 1] * 20], [[0, 0]]))
+    venv = Vec421Env(
+        1, table("optimal", 5), pot=5, agent_seat=0, dice=scripted_dice([rolls + [6, 5, 4, 3, 2, 1] * 20], [[0, 0]])
+    )
     env = Dice421Env(opponent=make_agent("421", "optimal"), pot=5)
     obs = venv.reset()
     obs_e, _ = env.reset(options={"dice": ScriptedDice(rolls + [6, 5, 4, 3, 2, 1] * 20, [0, 0]), "agent_seat": 0})
@@ -138,10 +140,13 @@ def mixture(name: str, a: solver421.Policy421, b: solver421.Policy421, w: float)
     return solver421.Policy421(a.pot, w * a.leader + (1 - w) * b.leader, w * a.follower + (1 - w) * b.follower, name)
 
 
-@pytest.mark.parametrize("agent, opponent, pot, n_games", [
-    ("greedy421", "optimal", 5, 30_000),  # a deterministic opponent, played by table lookups
-    ("optimal", "mixed", 15, 20_000),  # a stochastic opponent, sampled by the env
-])
+@pytest.mark.parametrize(
+    "agent, opponent, pot, n_games",
+    [
+        ("greedy421", "optimal", 5, 30_000),  # a deterministic opponent, played by table lookups
+        ("optimal", "mixed", 15, 20_000),  # a stochastic opponent, sampled by the env
+    ],
+)
 def test_outcome_frequencies_match_the_exact_solver(agent, opponent, pot, n_games):
     """The agent plays a bot's table from what it observes; its win rate and the rate of
     games decided in the charge match the exact figures within 4 standard errors."""
@@ -307,9 +312,11 @@ def test_illegal_actions_get_one_exact_line():
         options = ", ".join(f"{x}={g.describe_action(x)}" for x in np.flatnonzero(masks[row]))
         with pytest.raises(g.IllegalAction) as info:
             venv.step(actions)
-        assert str(info.value) == (f"game {row}: action {bad} ({g.describe_action(bad)}) is not legal: the agent "
-                                   f"({role}) holds {g.hand_str(hand)} after roll {venv.used[row]}; "
-                                   f"legal actions: {options}"), role
+        assert str(info.value) == (
+            f"game {row}: action {bad} ({g.describe_action(bad)}) is not legal: the agent "
+            f"({role}) holds {g.hand_str(hand)} after roll {venv.used[row]}; "
+            f"legal actions: {options}"
+        ), role
 
     # Game 0 is decided in the charge (seat 0 plays first; every roll 4-2-1, worth 10: the
     # first player takes the whole pot of 5 at once and loses).
@@ -318,9 +325,11 @@ def test_illegal_actions_get_one_exact_line():
     assert venv.pending[0] != 0
     with pytest.raises(g.IllegalAction) as info:
         venv.step(np.array([g.N_ACTIONS]))
-    assert str(info.value) == (f"game 0: action {g.N_ACTIONS} (not in 0..{g.N_ACTIONS - 1}) is not legal: the game "
-                               f"is decided (this step returns its reward, whatever action in 0..{g.N_ACTIONS - 1} "
-                               f"is given); legal actions: 0=STOP")
+    assert str(info.value) == (
+        f"game 0: action {g.N_ACTIONS} (not in 0..{g.N_ACTIONS - 1}) is not legal: the game "
+        f"is decided (this step returns its reward, whatever action in 0..{g.N_ACTIONS - 1} "
+        f"is given); legal actions: 0=STOP"
+    )
 
 
 def test_bad_arguments_get_one_exact_line():
@@ -343,8 +352,10 @@ def test_bad_arguments_get_one_exact_line():
         assert str(info.value) == message, kwargs
     with pytest.raises(TypeError) as info:
         Vec421Env(2, "optimal")
-    assert str(info.value) == ("the opponent is a Policy421 table, got str: build one with "
-                               "agents.bot_table('421', name, pot=...) or games.dice421.solver.as_policy(agent, pot)")
+    assert str(info.value) == (
+        "the opponent is a Policy421 table, got str: build one with "
+        "agents.bot_table('421', name, pot=...) or games.dice421.solver.as_policy(agent, pot)"
+    )
     venv = Vec421Env(2, optimal, agent_seat=np.int64(1), seed=0)
     venv.reset()
     assert (venv.seat == 1).all()
@@ -387,8 +398,12 @@ def test_a_stochastic_opponent_samples_each_decision_from_its_row():
     # Half optimal, a fifth uniformly random, the rest on each hand's last legal action (the
     # last action, keep 6-6, then gets a good share where it is legal).
     last = np.eye(g.N_ACTIONS)[g.N_ACTIONS - 1 - np.flip(policy421.FOLLOWER_LEGAL, axis=1).argmax(axis=1)]
-    lasts = solver421.Policy421(pot, np.broadcast_to(last, (pot + 1, 2) + last.shape).copy(),
-                                np.broadcast_to(last, (pot + 1, 3, len(g.HANDS)) + last.shape).copy(), "last")
+    lasts = solver421.Policy421(
+        pot,
+        np.broadcast_to(last, (pot + 1, 2) + last.shape).copy(),
+        np.broadcast_to(last, (pot + 1, 3, len(g.HANDS)) + last.shape).copy(),
+        "last",
+    )
     policy = mixture("mixed", mixture("optimal+random", table("optimal", pot), table("random", pot), 5 / 7), lasts, 0.7)
     venv = Vec421Env(512, policy, pot=pot, seed=5)
     seen = {}  # row of the table -> (probabilities, action counts)
@@ -453,8 +468,13 @@ def test_a_one_hot_opponent_is_looked_up_and_draws_nothing():
     junk.leader[[0, pot]] = junk.follower[[0, pot]] = 1 / g.N_ACTIONS  # rows never asked: ignored
     at_one = solver421.Policy421(pot, optimal.leader.copy(), optimal.follower.copy(), "stochastic at t = 1")
     at_one.leader[1], at_one.follower[1] = mixed.leader[1], mixed.follower[1]
-    for name, policy, drawn in (("optimal", optimal, False), ("greedy", table("greedy421", pot), False),
-                                ("junk", junk, False), ("mixed", mixed, True), ("at one", at_one, True)):
+    for name, policy, drawn in (
+        ("optimal", optimal, False),
+        ("greedy", table("greedy421", pot), False),
+        ("junk", junk, False),
+        ("mixed", mixed, True),
+        ("at one", at_one, True),
+    ):
         venv = Vec421Env(32, policy, pot=pot, agent_seat=1, seed=0, dice=scripted_dice(dice, seats))
         before = venv.rng.bit_generator.state
         venv.reset()

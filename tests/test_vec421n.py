@@ -7,7 +7,6 @@ import pytest
 
 from agents import batch_policy, make_agent
 from agents.base import DeterministicAgent
-from games.dice421 import codec as codec421
 from games.dice421 import game as g
 from core.dice import ScriptedDice
 from games.dice421.env import Dice421Env
@@ -51,8 +50,14 @@ def test_plays_the_same_scripted_games_as_the_engine_env(n_players, pot, n_games
     # Each seat clockwise from the agent has its own bot; the batched env's pool draws them
     # per seat, so the engine env gets the same bot for the same seat of each new game.
     bots = [make_agent("421", "greedy421"), LastLegal(), make_agent("421", "cautious")]
-    venv = Vec421NEnv(n_games, [batch_policy("421", b) for b in bots], n_players=n_players, pot=pot,
-                      seed=5, dice=scripted_dice(dice, seats))
+    venv = Vec421NEnv(
+        n_games,
+        [batch_policy("421", b) for b in bots],
+        n_players=n_players,
+        pot=pot,
+        seed=5,
+        dice=scripted_dice(dice, seats),
+    )
     engine_dice = [ScriptedDice(dice[i], seats[i]) for i in range(n_games)]
     envs = [None] * n_games
 
@@ -82,7 +87,11 @@ def test_plays_the_same_scripted_games_as_the_engine_env(n_players, pot, n_games
             obs_e, reward_e, terminated, truncated, infos_e[i] = envs[i].step(int(actions[i]))
             assert (rewards[i], dones[i]) == (reward_e, terminated), i
             if terminated:
-                assert np.array_equal(infos[i]["terminal_observation"], obs_e), (i, infos[i]["terminal_observation"], obs_e)
+                assert np.array_equal(infos[i]["terminal_observation"], obs_e), (
+                    i,
+                    infos[i]["terminal_observation"],
+                    obs_e,
+                )
                 games += 1
                 decided += int(was_decided[i])
                 left_early += int(envs[i].game.phase != g.OVER)

@@ -24,7 +24,6 @@ from games.dice420 import solver as solver420  # noqa: E402
 from games.dice421 import solver as solver421
 from games.dice420 import game as g420  # noqa: E402
 from games.dice421 import game as g421  # noqa: E402
-from core.dice import RandomDice  # noqa: E402
 from games.dice420 import web as web420  # noqa: E402
 from games.dice421 import web as web421  # noqa: E402
 from play.web.app import MAX_BODY, create_app  # noqa: E402
@@ -116,38 +115,56 @@ def test_setup_lists_the_games_their_bots_and_seats(client):
     assert by_name["421"]["options"][0]["name"] == "pot"
 
 
-@pytest.mark.parametrize("game, players, bots, options", [
-    ("420", 2, ["optimal"], {}),
-    ("420", 3, ["greedy", "random"], {}),
-    ("420", 8, ["foundation"], {}),
-    ("421", 2, ["optimal"], {"pot": 7}),
-    ("421", 2, ["heuristic"], {"pot": 15}),
-    ("421", 3, ["greedy421", "cautious"], {"pot": 6}),
-    ("421", 3, ["exact3"], {"pot": 15}),
-])
+@pytest.mark.parametrize(
+    "game, players, bots, options",
+    [
+        ("420", 2, ["optimal"], {}),
+        ("420", 3, ["greedy", "random"], {}),
+        ("420", 8, ["foundation"], {}),
+        ("421", 2, ["optimal"], {"pot": 7}),
+        ("421", 2, ["heuristic"], {"pot": 15}),
+        ("421", 3, ["greedy421", "cautious"], {"pot": 6}),
+        ("421", 3, ["exact3"], {"pot": 15}),
+    ],
+)
 def test_games_of_every_kind_play_to_the_end_with_legal_moves(client, game, players, bots, options):
     rng = random.Random(players)
     for seed in range(3):
-        reply = start(client, game=game, players=players, bots=bots, seat=seed % players, seed=seed,
-                      options=options, player="tester")
+        reply = start(
+            client,
+            game=game,
+            players=players,
+            bots=bots,
+            seat=seed % players,
+            seed=seed,
+            options=options,
+            player="tester",
+        )
         gid, state = reply["id"], reply["state"]
         assert state["players"] == players and state["seat"] == seed % players
         assert state["seed"] is None or state["over"]  # the seed predicts the rolls: kept back until the end
         assert [s["bot"] for s in state["seats"]].count(None) == 1
         assert reply["steps"] and state["log"] == [s["text"] for s in reply["steps"] if s["text"]]
         if not state["over"]:
-            assert {m["action"] for m in state["legal"]} == {c["action"] for c in state["choices"].values() if c["ok"]} | (
-                {state["stop"]["action"]} if state["stop"] and state["stop"]["ok"] else set())
+            assert {m["action"] for m in state["legal"]} == {
+                c["action"] for c in state["choices"].values() if c["ok"]
+            } | ({state["stop"]["action"]} if state["stop"] and state["stop"]["ok"] else set())
         final, _ = play_to_end(client, gid, state, rng)
         assert final["over"] and final["outcome"] in (1.0, -1.0) and final["loser"] is not None
         assert final["seed"] == seed  # shown once over, for the replay
-        assert final["result"] and ("You win!" in final["result"] or "You lose." in final["result"]
-                                    or "you win!" in final["result"] or "you lose" in final["result"])
+        assert final["result"] and (
+            "You win!" in final["result"]
+            or "You lose." in final["result"]
+            or "you win!" in final["result"]
+            or "you lose" in final["result"]
+        )
         again = ok(client.get(f"/api/games/{gid}"))["state"]
         assert again["log"][-1] == final["result"] and again["over"]
     records = ok(client.get("/api/records", params={"player": "tester"}))
     assert sum(r["games"] for r in records["records"]) == 3
-    assert {r["opponents"] for r in records["records"]} == {", ".join(sorted(bots * (players - 1) if len(bots) == 1 else bots))}
+    assert {r["opponents"] for r in records["records"]} == {
+        ", ".join(sorted(bots * (players - 1) if len(bots) == 1 else bots))
+    }
 
 
 def test_the_table_shows_every_hand_in_420_and_the_pot_tokens_and_rolls_in_421(client):
@@ -190,7 +207,12 @@ def test_an_illegal_420_move_is_refused_with_the_rule_and_changes_nothing(client
     refused(client.post(f"/api/games/{gid}/moves", json={"keep": [6, 6, 6]}), 422, "does not hold")
     refused(client.post(f"/api/games/{gid}/moves", json={"reroll": [1, 1, 1, 1, 1]}), 422, "only 4 dice")
     refused(client.post(f"/api/games/{gid}/moves", json={"action": 99}), 422, "0..13")
-    refused(client.post(f"/api/games/{gid}/moves", json={"action": g420.KEEP_INDEX[(6, 6, 6)]}), 422, "illegal move", "does not hold")
+    refused(
+        client.post(f"/api/games/{gid}/moves", json={"action": g420.KEEP_INDEX[(6, 6, 6)]}),
+        422,
+        "illegal move",
+        "does not hold",
+    )
     refused(client.post(f"/api/games/{gid}/moves", json={"stop": True}), 422, "no stop", "R2")
     refused(client.post(f"/api/games/{gid}/moves", json={"reroll": [5, 1], "turn": 3}), 409, "out of turn")
     assert ok(client.get(f"/api/games/{gid}"))["state"] == state | {"log": state["log"]}
@@ -241,18 +263,31 @@ def test_garbage_gets_a_4xx_with_a_json_message_never_a_500(client):
     refused(client.post(url, content=b'{"action": 0}', headers={"content-type": "text/plain"}), 415, "JSON")
     refused(client.post(url, content=b"", headers=json_type), 422, "JSON object")
     refused(client.post(url), 415, "JSON")
-    for body, words in [([1, 2], ("JSON object",)), ("x", ("JSON object",)), (0, ("JSON object",)),
-                        ({"action": "1"}, ("action",)), ({"action": True}, ("action",)), ({"action": 1.0}, ("action",)),
-                        ({"action": -1}, ("action",)), ({"reroll": [7]}, ("1 to 6",)), ({"reroll": "15"}, ("reroll",)),
-                        ({"keep": [[6]]}, ("keep",)), ({"nope": 1}, ("nope",)), ({}, ("exactly one",)),
-                        ({"action": 0, "reroll": [1]}, ("exactly one",)), ({"stop": "yes"}, ("stop",)),
-                        ({"reroll": list(range(100))}, ("reroll",)), ({"turn": "0", "action": 0}, ("turn",))]:
+    for body, words in [
+        ([1, 2], ("JSON object",)),
+        ("x", ("JSON object",)),
+        (0, ("JSON object",)),
+        ({"action": "1"}, ("action",)),
+        ({"action": True}, ("action",)),
+        ({"action": 1.0}, ("action",)),
+        ({"action": -1}, ("action",)),
+        ({"reroll": [7]}, ("1 to 6",)),
+        ({"reroll": "15"}, ("reroll",)),
+        ({"keep": [[6]]}, ("keep",)),
+        ({"nope": 1}, ("nope",)),
+        ({}, ("exactly one",)),
+        ({"action": 0, "reroll": [1]}, ("exactly one",)),
+        ({"stop": "yes"}, ("stop",)),
+        ({"reroll": list(range(100))}, ("reroll",)),
+        ({"turn": "0", "action": 0}, ("turn",)),
+    ]:
         refused(client.post(url, json=body), 422, *words)
     # too big: refused by its Content-Length, or as it streams in without one
     refused(client.post(url, content=b" " * (MAX_BODY + 1), headers=json_type), 413, "too large")
     refused(client.post(url, content=(b" " * 1000 for _ in range(100)), headers=json_type), 413, "too large")
-    refused(client.post("/api/games", content=b'{"game": "420", "player": "' + b"a" * 70000 + b'"}',
-                        headers=json_type), 413)
+    refused(
+        client.post("/api/games", content=b'{"game": "420", "player": "' + b"a" * 70000 + b'"}', headers=json_type), 413
+    )
     # unknown games, whatever the id looks like; nothing reaches SQL or the file system
     for bad in ("AAAAAAAAAAAAAAAA", "x", "'; DROP TABLE games;--", "..%2F..%2Fetc%2Fpasswd", "%00" * 20):
         refused(client.get(f"/api/games/{bad}"), 404, *(["no such game"] if "%" not in bad else []))
@@ -262,22 +297,27 @@ def test_garbage_gets_a_4xx_with_a_json_message_never_a_500(client):
     refused(client.delete(url), 405)
     refused(client.get("/api/nothing"), 404)
     # starting games
-    for body, words in [({"game": "422"}, ("unknown game",)), ({"game": 420}, ("game",)),
-                        ({"game": "420", "bots": "/etc/passwd"}, ("unknown bot",)),
-                        ({"game": "420", "bots": "checkpoints/ppo-420.pt"}, ("unknown bot",)),
-                        ({"game": "421", "players": 3, "bots": "optimal"}, ("two players only",)),
-                        ({"game": "421", "bots": "exact3"}, ("three players only",)),
-                        ({"game": "421", "players": 3, "bots": "exact3", "options": {"pot": 7}},
-                         ("built for pot 15, not 7",)),
-                        ({"game": "421", "bots": "optimal", "options": {"pot": 50}}, ("pots up to 30",)),
-                        ({"game": "421", "options": {"pot": 500}}, ("pot",)),
-                        ({"game": "421", "options": {"colour": 5}}, ("no option colour",)),
-                        ({"game": "420", "options": {"pot": 5}}, ("no option pot",)),
-                        ({"game": "420", "players": 9}, ("2 to 8",)), ({"game": "420", "players": True}, ("players",)),
-                        ({"game": "420", "players": 3, "bots": ["greedy"] * 3}, ("3 bots",)),
-                        ({"game": "420", "seat": 5}, ("seat",)), ({"game": "420", "seed": -1}, ("seed",)),
-                        ({"game": "420", "seed": 2**64}, ("seed",)), ({"game": "420", "extra": 1}, ("extra",)),
-                        ({"game": "420", "player": "Robert'); DROP TABLE games;--"}, ("player",))]:
+    for body, words in [
+        ({"game": "422"}, ("unknown game",)),
+        ({"game": 420}, ("game",)),
+        ({"game": "420", "bots": "/etc/passwd"}, ("unknown bot",)),
+        ({"game": "420", "bots": "checkpoints/ppo-420.pt"}, ("unknown bot",)),
+        ({"game": "421", "players": 3, "bots": "optimal"}, ("two players only",)),
+        ({"game": "421", "bots": "exact3"}, ("three players only",)),
+        ({"game": "421", "players": 3, "bots": "exact3", "options": {"pot": 7}}, ("built for pot 15, not 7",)),
+        ({"game": "421", "bots": "optimal", "options": {"pot": 50}}, ("pots up to 30",)),
+        ({"game": "421", "options": {"pot": 500}}, ("pot",)),
+        ({"game": "421", "options": {"colour": 5}}, ("no option colour",)),
+        ({"game": "420", "options": {"pot": 5}}, ("no option pot",)),
+        ({"game": "420", "players": 9}, ("2 to 8",)),
+        ({"game": "420", "players": True}, ("players",)),
+        ({"game": "420", "players": 3, "bots": ["greedy"] * 3}, ("3 bots",)),
+        ({"game": "420", "seat": 5}, ("seat",)),
+        ({"game": "420", "seed": -1}, ("seed",)),
+        ({"game": "420", "seed": 2**64}, ("seed",)),
+        ({"game": "420", "extra": 1}, ("extra",)),
+        ({"game": "420", "player": "Robert'); DROP TABLE games;--"}, ("player",)),
+    ]:
         refused(client.post("/api/games", json=body), 422, *words)
     refused(client.get("/api/records", params={"player": "x;y"}), 422, "player")
     # a name with a quote is fine (the SQL is parameterised) and the records are intact
@@ -289,9 +329,17 @@ def test_random_json_bodies_never_crash_the_server(client):
     from hypothesis import given, strategies as st
 
     gid = start(client, game="421", bots="heuristic", seat=0, seed=2)["id"]
-    scalars = st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False) | st.text(max_size=20)
-    values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5), max_leaves=20)
-    keys = st.sampled_from(["action", "reroll", "keep", "stop", "turn", "game", "players", "bots", "seat", "seed", "options", "player"])
+    scalars = (
+        st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=20)
+    )
+    values = st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5),
+        max_leaves=20,
+    )
+    keys = st.sampled_from(
+        ["action", "reroll", "keep", "stop", "turn", "game", "players", "bots", "seat", "seed", "options", "player"]
+    )
     bodies = values | st.dictionaries(keys, values, max_size=4)
 
     @given(bodies, st.sampled_from(["/api/games", f"/api/games/{gid}/moves"]))
@@ -320,8 +368,9 @@ def test_concurrent_games_are_independent(client):
 
     def person(n: int) -> None:
         try:
-            reply = start(client, game="421", bots="heuristic", seat=n % 2, seed=100 + n, options={"pot": 5},
-                          player=f"p{n}")
+            reply = start(
+                client, game="421", bots="heuristic", seat=n % 2, seed=100 + n, options={"pot": 5}, player=f"p{n}"
+            )
             final, sent = play_to_end(client, reply["id"], reply["state"], random.Random(n))
             results[n] = (reply["id"], final, sent)
         except BaseException as e:  # noqa: BLE001 - reported below
@@ -333,11 +382,14 @@ def test_concurrent_games_are_independent(client):
     for t in threads:
         t.join()
     assert not errors, errors
-    for n, (gid, final, sent) in results.items():
+    for n, (gid, _final, sent) in results.items():
         alone = start(client, game="421", bots="heuristic", seat=n % 2, seed=100 + n, options={"pot": 5})
         for body in sent:
             move(client, alone["id"], **{k: v for k, v in body.items() if k != "turn"})
-        assert ok(client.get(f"/api/games/{alone['id']}"))["state"]["log"] == ok(client.get(f"/api/games/{gid}"))["state"]["log"]
+        assert (
+            ok(client.get(f"/api/games/{alone['id']}"))["state"]["log"]
+            == ok(client.get(f"/api/games/{gid}"))["state"]["log"]
+        )
         assert ok(client.get("/api/records", params={"player": f"p{n}"}))["records"][0]["games"] == 1
 
 
@@ -360,15 +412,28 @@ def test_records_survive_a_restart_and_a_game_in_progress_goes_on(db):
 
     second = make_client(db)  # a new server on the same file
     record = ok(second.get("/api/records", params={"player": "ada"}))
-    assert record["records"] == [{"game": "420", "players": 2, "opponents": "greedy", "games": 1,
-                                  "wins": int(final["outcome"] > 0), "losses": int(final["outcome"] < 0)}]
+    assert record["records"] == [
+        {
+            "game": "420",
+            "players": 2,
+            "opponents": "greedy",
+            "games": 1,
+            "wins": int(final["outcome"] > 0),
+            "losses": int(final["outcome"] < 0),
+        }
+    ]
     assert record["recent"][0]["id"] == done["id"] and record["unfinished"] >= 1
-    assert ok(second.get(f"/api/games/{done['id']}"))["state"]["log"] == ok(first.get(f"/api/games/{done['id']}"))["state"]["log"]
+    assert (
+        ok(second.get(f"/api/games/{done['id']}"))["state"]["log"]
+        == ok(first.get(f"/api/games/{done['id']}"))["state"]["log"]
+    )
     restored = ok(second.get(f"/api/games/{playing['id']}"))["state"]
     assert restored == before  # rebuilt from its seed, bots and the person's move
     play_to_end(second, playing["id"], restored, random.Random(3))
     assert [r["opponents"] for r in ok(second.get("/api/records", params={"player": "ada"}))["records"]] == [
-        "greedy", "optimal"]
+        "greedy",
+        "optimal",
+    ]
     assert ok(second.get("/api/records"))["player"] is None
 
 
@@ -378,14 +443,21 @@ def test_games_pushed_out_of_memory_come_back_from_the_records(db):
     state = move(small, first["id"], **random_move(first["state"], random.Random(0)))["state"]
     start(small, game="421", bots="random", seat=0, seed=13)  # pushes the first game out
     assert first["id"] not in small.app.state.store.live
-    assert ok(small.get(f"/api/games/{first['id']}"))["state"] == ok(make_client(db).get(f"/api/games/{first['id']}"))["state"]
+    assert (
+        ok(small.get(f"/api/games/{first['id']}"))["state"]
+        == ok(make_client(db).get(f"/api/games/{first['id']}"))["state"]
+    )
     back = ok(small.get(f"/api/games/{first['id']}"))["state"]
     assert {k: v for k, v in back.items() if k != "log"} == state and back["turn"] == 1
 
 
 def test_a_recorded_game_replays_from_its_seed_and_moves(client):
-    for game, bots, options, seat in [("420", "random", {}, 0), ("420", ["greedy", "random", "optimal"], {}, 2),
-                                      ("421", "random", {"pot": 9}, 1), ("421", ["random", "cautious"], {"pot": 5}, 0)]:
+    for game, bots, options, seat in [
+        ("420", "random", {}, 0),
+        ("420", ["greedy", "random", "optimal"], {}, 2),
+        ("421", "random", {"pot": 9}, 1),
+        ("421", ["random", "cautious"], {"pot": 5}, 0),
+    ]:
         reply = start(client, game=game, bots=bots, seat=seat, seed=77, options=options)
         play_to_end(client, reply["id"], reply["state"], random.Random(4))
         record = ok(client.get(f"/api/records/{reply['id']}"))
@@ -403,8 +475,10 @@ def test_a_web_game_replays_in_the_terminal_with_the_same_seed_and_moves(client)
     reply = start(client, game="420", bots="optimal", seat=1, seed=31)
     final, _ = play_to_end(client, reply["id"], reply["state"], random.Random(5))
     record = ok(client.get(f"/api/records/{reply['id']}"))
-    typed = ["keep " + " ".join(map(str, g420.KEEPS[m["action"]])) if g420.KEEPS[m["action"]] else "all"
-             for m in record["moves"]]
+    typed = [
+        "keep " + " ".join(map(str, g420.KEEPS[m["action"]])) if g420.KEEPS[m["action"]] else "all"
+        for m in record["moves"]
+    ]
     out = io.StringIO()
     main(["420", "--opponent", "optimal", "--seat", "2", "--seed", "31"], input_fn=ScriptedInput(typed), out=out)
     assert final["result"] in out.getvalue()
@@ -430,12 +504,15 @@ def test_the_420_coach_gives_the_solvers_exact_values(client):
     h, o = g420.HAND_INDEX[(6, 6, 5, 1)], g420.HAND_INDEX[(5, 1, 1, 1)]
     assert position["value"] == pytest.approx(sol.value[h, o], abs=1e-12)
     assert {m["action"]: m["p"] for m in position["moves"]} == pytest.approx(
-        {a: sol.q[a, o] for a in g420.legal_keeps((6, 6, 5, 1))}, abs=1e-12)
+        {a: sol.q[a, o] for a in g420.legal_keeps((6, 6, 5, 1))}, abs=1e-12
+    )
     best = position["moves"][0]
     assert best["best"] and best["text"] == "keep 6-6, reroll 5-1" and best["cost_pp"] == 0
     keep665 = next(m for m in position["moves"] if m["text"] == "keep 6-6-5, reroll 1")
     assert round(keep665["cost_pp"], 2) >= 0.53
-    assert keep665["cost_pp"] == pytest.approx(100 * (sol.q[g420.KEEP_INDEX[(6, 6)], o] - sol.q[g420.KEEP_INDEX[(6, 6, 5)], o]))
+    assert keep665["cost_pp"] == pytest.approx(
+        100 * (sol.q[g420.KEEP_INDEX[(6, 6)], o] - sol.q[g420.KEEP_INDEX[(6, 6, 5)], o])
+    )
     # from 6-6-5-1, keeping 6-6 is best whatever the opponent holds, and 6-6-5 always costs at least 0.53 pp
     for opp in g420.HANDS:
         if g420.is_win(opp):
@@ -468,7 +545,9 @@ def test_the_421_coach_agrees_with_the_solver_at_every_decision():
             for leader_rank in range(0, len(g421.HANDS), 7):
                 for allowed, used in ((2, 1), (3, 1), (3, 2)):
                     value, moves = web421.values(pot, t, False, used, allowed, hand, g421.HANDS[leader_rank])
-                    chosen = next(m.p for m in moves if m.action == sol.action(t, False, used, rank, allowed, leader_rank))
+                    chosen = next(
+                        m.p for m in moves if m.action == sol.action(t, False, used, rank, allowed, leader_rank)
+                    )
                     assert chosen == pytest.approx(value, abs=1e-12)
         # the leader's chance before the round's first roll is the solver's W[t]
         assert float(np.dot(first, solver421.FIRST_ROLL)) == pytest.approx(sol.value[t], abs=1e-9)
@@ -489,8 +568,9 @@ def test_the_421_coach_in_a_game_recommends_what_the_optimal_bot_plays(client):
             advice = ok(client.get(f"/api/games/{gid}/coach"))
             game = web.game
             want = bot.act(codec421.observe(game, web.seat), codec421.mask(game))
-            assert advice["position"]["moves"][0]["action"] == want or advice["position"]["moves"][0]["p"] == pytest.approx(
-                next(m["p"] for m in advice["position"]["moves"] if m["action"] == want), abs=1e-12)
+            assert advice["position"]["moves"][0]["action"] == want or advice["position"]["moves"][0][
+                "p"
+            ] == pytest.approx(next(m["p"] for m in advice["position"]["moves"] if m["action"] == want), abs=1e-12)
             seen += 1
             state = move(client, gid, action=advice["position"]["moves"][-1]["action"])["state"]
         review = ok(client.get(f"/api/games/{gid}/coach"))["review"]
@@ -517,8 +597,13 @@ def test_the_page_and_its_files_are_served_and_the_api_is_documented(client):
         assert client.get(f"/static/{name}").status_code == 200
     refused(client.get("/static/../app.py"), 404)
     schema = ok(client.get("/openapi.json"))
-    assert {"/api/games", "/api/games/{game_id}", "/api/games/{game_id}/moves", "/api/games/{game_id}/coach",
-            "/api/records"} <= set(schema["paths"])
+    assert {
+        "/api/games",
+        "/api/games/{game_id}",
+        "/api/games/{game_id}/moves",
+        "/api/games/{game_id}/coach",
+        "/api/records",
+    } <= set(schema["paths"])
     assert client.get("/docs").status_code == 200
 
 

@@ -26,13 +26,33 @@ pytest.importorskip("fastapi", reason="the web extra is not installed (pip insta
 pytest.importorskip("uvicorn", reason="the web extra is not installed (pip install -e '.[web]')")
 websocket = pytest.importorskip("websocket", reason="websocket-client is not installed (pip install websocket-client)")
 
-CHROMIUM = next((p for p in (os.environ.get("CHROMIUM"), shutil.which("chromium"), shutil.which("chromium-browser"),
-                             shutil.which("google-chrome")) if p), None)
+CHROMIUM = next(
+    (
+        p
+        for p in (
+            os.environ.get("CHROMIUM"),
+            shutil.which("chromium"),
+            shutil.which("chromium-browser"),
+            shutil.which("google-chrome"),
+        )
+        if p
+    ),
+    None,
+)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (Debian: apt-get install chromium)")
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--hide-scrollbars", "--window-size=1280,1000"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--window-size=1280,1000",
+]
 
 
 # ----------------------------------------------------------------------------- the server
@@ -53,8 +73,9 @@ def server(tmp_path):
         from play.web.app import create_app
 
     port = free_port()
-    config = uvicorn.Config(create_app(tmp_path / "records.sqlite3"), host="127.0.0.1", port=port,
-                            log_level="warning", lifespan="off")
+    config = uvicorn.Config(
+        create_app(tmp_path / "records.sqlite3"), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
+    )
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
@@ -74,8 +95,11 @@ class Browser:
     """Just enough of the DevTools protocol: evaluate, click, wait, screenshot."""
 
     def __init__(self, profile: Path):
-        self.proc = subprocess.Popen([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
-                                      "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + 15
         while not (port_file.exists() and port_file.read_text().strip()):
@@ -134,17 +158,21 @@ class Browser:
 
     def click(self, selector: str) -> None:
         """A real mouse click at the middle of the element."""
-        box = self.js(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null;"
-                      "e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
-                      "return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+        box = self.js(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null;"
+            "e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
+            "return [r.left + r.width / 2, r.top + r.height / 2]; })()"
+        )
         assert box is not None, f"nothing matches {selector}"
         x, y = box
         for kind in ("mousePressed", "mouseReleased"):
             self.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
 
     def select(self, selector: str, value: str) -> None:
-        self.js(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.value = {json.dumps(value)};"
-                "e.dispatchEvent(new Event('change')); })()")
+        self.js(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.value = {json.dumps(value)};"
+            "e.dispatchEvent(new Event('change')); })()"
+        )
 
     def screenshot(self, path: Path) -> None:
         data = self.send("Page.captureScreenshot", format="png", captureBeyondViewport=True)["data"]
@@ -194,7 +222,9 @@ def test_a_person_plays_420_in_the_browser_with_the_coach(server, browser, tmp_p
     turn = b.js("state.turn")
     b.click("#roll")  # illegal: not sent
     time.sleep(0.2)
-    assert b.js("state.turn") == turn and b.js("document.getElementById('roll').getAttribute('aria-disabled')") == "true"
+    assert (
+        b.js("state.turn") == turn and b.js("document.getElementById('roll').getAttribute('aria-disabled')") == "true"
+    )
 
     # the coach, on request
     b.click("#ask-coach")
@@ -203,7 +233,10 @@ def test_a_person_plays_420_in_the_browser_with_the_coach(server, browser, tmp_p
 
     moves = 0
     while not b.js("state.over"):
-        b.wait("!busy && state && (state.over || (state.waiting && !document.getElementById('turn').classList.contains('hidden')))")
+        b.wait(
+            "!busy && state && (state.over || (state.waiting && "
+            "!document.getElementById('turn').classList.contains('hidden')))"
+        )
         if b.js("state.over"):
             break
         # the coach's best move for this position: click exactly the dice it rerolls
@@ -257,15 +290,19 @@ def test_a_person_plays_pig_in_the_browser_from_the_generic_view(server, browser
     b.js("document.getElementById('opt-goal').value = '30'")
     b.js("document.getElementById('seed').value = '4'")
     b.click("#start")
-    b.wait("state && !busy && (state.over || (state.waiting && "
-           "!document.getElementById('turn').classList.contains('hidden')))")
+    b.wait(
+        "state && !busy && (state.over || (state.waiting && "
+        "!document.getElementById('turn').classList.contains('hidden')))"
+    )
     assert b.js("document.querySelectorAll('#table .seat').length") == 2
     assert b.js("document.querySelector('#table .centre .pot-count') !== null")
     assert b.js("document.getElementById('my-dice').classList.contains('hidden')")
     moves = 0
     while not b.js("state.over"):
-        b.wait("!busy && state && (state.over || (state.waiting && "
-               "!document.getElementById('turn').classList.contains('hidden')))")
+        b.wait(
+            "!busy && state && (state.over || (state.waiting && "
+            "!document.getElementById('turn').classList.contains('hidden')))"
+        )
         if b.js("state.over"):
             break
         texts = b.js("[...document.querySelectorAll('#legal button.move')].map((e) => e.textContent)")

@@ -67,8 +67,13 @@ def play_to_end(client, gid: str, state: dict, rng: random.Random) -> dict:
         roll = rng.random() < 0.7
         way = ways % 3
         ways += 1
-        body = ({"action": gp.ROLL if roll else gp.HOLD} if way == 0 else
-                {"text": "roll" if roll else "bank"} if way == 1 else {"text": "r" if roll else "b"})
+        body = (
+            {"action": gp.ROLL if roll else gp.HOLD}
+            if way == 0
+            else {"text": "roll" if roll else "bank"}
+            if way == 1
+            else {"text": "r" if roll else "b"}
+        )
         reply = ok(client.post(f"/api/games/{gid}/moves", json={**body, "turn": state["turn"]}))
         assert reply["steps"] and all(set(s) == {"text", "event", "view"} for s in reply["steps"])
         assert reply["steps"][-1]["view"] == reply["state"]["table"]  # the last step's table is the game's
@@ -101,7 +106,7 @@ def test_a_pig_game_plays_to_the_end_by_rolling_and_banking(client, players, bot
 
 def test_the_bots_move_between_the_persons_moves_and_each_step_shows_the_table(client):
     reply = start(client, bots="hold20", seat=0, seed=5)
-    gid, state = reply["id"], reply["state"]
+    gid = reply["id"]
     reply = ok(client.post(f"/api/games/{gid}/moves", json={"text": "bank"}))
     texts = [s["text"] for s in reply["steps"]]
     assert texts[0].startswith("Player 1 (you) holds:")
@@ -126,10 +131,10 @@ def test_wrong_moves_get_a_4xx_with_one_clear_line_and_change_nothing(client):
     refused(client.post(url, json={"text": "roll", "action": 0}), 422, "exactly one")
     refused(client.post(url, json={"text": "roll", "turn": 4}), 409, "out of turn")
     assert ok(client.get(f"/api/games/{gid}"))["state"] == state
-    refused(client.post("/api/games", json={"game": "pig", "bots": "optimal", "options": {"goal": 50}}), 422,
-            "goal 100")
-    refused(client.post("/api/games", json={"game": "pig", "players": 3, "bots": "optimal"}), 422,
-            "two players only")
+    refused(
+        client.post("/api/games", json={"game": "pig", "bots": "optimal", "options": {"goal": 50}}), 422, "goal 100"
+    )
+    refused(client.post("/api/games", json={"game": "pig", "players": 3, "bots": "optimal"}), 422, "two players only")
     refused(client.post("/api/games", json={"game": "pig", "options": {"goal": 0}}), 422, "goal")
     # a table without bots named gets one that can sit there
     assert start(client, seed=2, options={"goal": 30})["state"]["bots"] != ["optimal"]
@@ -147,7 +152,7 @@ def test_a_short_game_with_another_die_and_goal(client):
 def test_the_pig_coach_gives_the_solvers_exact_values(client):
     sol = solver.solve()
     reply = start(client, bots="optimal", seat=0, seed=3)
-    gid, state = reply["id"], reply["state"]
+    gid = reply["id"]
     advice = ok(client.get(f"/api/games/{gid}/coach"))
     assert advice["available"] is True
     snap = advice["position"]["snapshot"]
@@ -157,7 +162,7 @@ def test_the_pig_coach_gives_the_solvers_exact_values(client):
     assert best["action"] == (gp.ROLL if sol.policy[i, j, k] > 0.5 else gp.HOLD)
     assert {m["text"] for m in advice["position"]["moves"]} == {"roll", f"bank {k}"}
     # at every decision the better move's value is the solver's V, and its choice the policy's
-    for (i, j, k) in [(0, 0, 5), (50, 80, 12), (90, 90, 9), (10, 95, 30), (97, 0, 2)]:
+    for i, j, k in [(0, 0, 5), (50, 80, 12), (90, 90, 9), (10, 95, 30), (97, 0, 2)]:
         value, moves = webpig.values(i, j, k)
         by = {m.action: m.p for m in moves}
         assert value == pytest.approx(max(by.values()), abs=1e-12)

@@ -127,8 +127,14 @@ def test_the_loser_of_two_moves_on_one_turn_gets_409_nothing_of_it_is_kept_and_i
         return save(web, turn)
 
     store_b.records.save_move = a_gets_in_first
-    message = refused(b.post(f"/api/games/{gid}/moves", json={"action": other, "turn": 0}), 409,
-                      "played move 0 first", gid, "not played", "reload")
+    message = refused(
+        b.post(f"/api/games/{gid}/moves", json={"action": other, "turn": 0}),
+        409,
+        "played move 0 first",
+        gid,
+        "not played",
+        "reload",
+    )
     store_b.records.save_move = save
     assert "Traceback" not in message
     assert query(db, "SELECT turn, action FROM moves WHERE game_id = ?", gid) == [(0, first)]
@@ -153,8 +159,11 @@ def test_of_many_servers_sending_one_turn_at_once_exactly_one_move_is_stored(tmp
 
     def send(n: int) -> None:
         barrier.wait()
-        statuses.append(servers[n].post(f"/api/games/{gid}/moves",
-                                        json={"action": choices[n % len(choices)], "turn": 0}).status_code)
+        statuses.append(
+            servers[n]
+            .post(f"/api/games/{gid}/moves", json={"action": choices[n % len(choices)], "turn": 0})
+            .status_code
+        )
 
     threads = [threading.Thread(target=send, args=(n,)) for n in range(len(servers))]
     for t in threads:
@@ -224,15 +233,38 @@ def write_v1(path: Path, records: list[dict], damaged: dict | None = None) -> No
         conn.execute(statement)
     conn.execute("INSERT INTO meta VALUES ('schema', '1')")
     for r in records:
-        row = {k: r[k] for k in ("id", "player", "game", "players", "seat", "opponents", "seed", "status", "started",
-                                 "finished", "n_events", "outcome", "loser")}
-        row.update(bots=json.dumps(r["bots"]), options=json.dumps(r["options"], sort_keys=True),
-                   moves=json.dumps(r["moves"]), actions=json.dumps(r["actions"]), dice=json.dumps(r["dice"]),
-                   seats_drawn=json.dumps(r["seats_drawn"]),
-                   events=None if r["events"] is None else json.dumps(r["events"]))
+        row = {
+            k: r[k]
+            for k in (
+                "id",
+                "player",
+                "game",
+                "players",
+                "seat",
+                "opponents",
+                "seed",
+                "status",
+                "started",
+                "finished",
+                "n_events",
+                "outcome",
+                "loser",
+            )
+        }
+        row.update(
+            bots=json.dumps(r["bots"]),
+            options=json.dumps(r["options"], sort_keys=True),
+            moves=json.dumps(r["moves"]),
+            actions=json.dumps(r["actions"]),
+            dice=json.dumps(r["dice"]),
+            seats_drawn=json.dumps(r["seats_drawn"]),
+            events=None if r["events"] is None else json.dumps(r["events"]),
+        )
         if damaged and r["id"] in damaged:
             row["moves"] = damaged[r["id"]]
-        conn.execute(f"INSERT INTO games ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values()))
+        conn.execute(
+            f"INSERT INTO games ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values())
+        )
     conn.close()
 
 
@@ -242,7 +274,8 @@ def played_games(client) -> list[str]:
     state, rng = over["state"], random.Random(1)
     while not state["over"]:
         state = ok(client.post(f"/api/games/{over['id']}/moves", json={"action": rng.choice(legal_actions(state))}))[
-            "state"]
+            "state"
+        ]
     going = long_game(client, player="ada")
     ok(client.post(f"/api/games/{going['id']}/moves", json={"action": legal_actions(going["state"])[-1]}))
     fresh = start(client, game="pig", bots="hold20", seat=0, seed=3, player="bo")
@@ -269,7 +302,8 @@ def test_a_version_1_file_is_migrated_keeping_every_game(tmp_path):
     assert ok(migrated.get(f"/api/games/{ids[1]}/coach")) == ok(source.get(f"/api/games/{ids[1]}/coach"))
     for who in ("ada", "bo"):
         assert ok(migrated.get("/api/records", params={"player": who})) == ok(
-            source.get("/api/records", params={"player": who}))
+            source.get("/api/records", params={"player": who})
+        )
     # the row whose moves could not be read keeps them as they were; only its game is unavailable
     assert query(old, "SELECT legacy_moves FROM games WHERE id = ?", ids[3]) == [("[{'action': oops",)]
     refused(migrated.get(f"/api/games/{ids[3]}"), 409, ids[3], "version-1")
@@ -353,8 +387,19 @@ def _bad_file(kind: str, tmp_path: Path) -> Path:
     return path
 
 
-BAD = ["truncated", "header only", "garbage", "text", "folder", "another app's", "another app's meta",
-       "unknown version", "version 2 without moves", "under a file", "unreachable"]
+BAD = [
+    "truncated",
+    "header only",
+    "garbage",
+    "text",
+    "folder",
+    "another app's",
+    "another app's meta",
+    "unknown version",
+    "version 2 without moves",
+    "under a file",
+    "unreachable",
+]
 
 
 @pytest.mark.parametrize("kind", BAD)
@@ -384,8 +429,13 @@ def test_a_records_file_that_cannot_be_written_is_refused_at_start(tmp_path):
 
 def test_the_command_refuses_a_damaged_file_with_exit_status_2_and_no_traceback(tmp_path):
     path = _bad_file("truncated", tmp_path)
-    done = subprocess.run([sys.executable, "-m", "play", "web", "--port", "0", "--db", str(path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "play", "web", "--port", "0", "--db", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and done.stdout == ""
     assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
     assert str(path) in done.stderr and "damaged" in done.stderr and "--db" in done.stderr
@@ -422,15 +472,18 @@ def test_a_damaged_row_makes_only_its_game_unavailable(tmp_path):
     state, rng = finished["state"], random.Random(2)
     while not state["over"]:
         state = ok(first.post(f"/api/games/{finished['id']}/moves", json={"action": rng.choice(legal_actions(state))}))[
-            "state"]
+            "state"
+        ]
     spoilt = {}
     for name, (column, value) in DAMAGE.items():
         reply = start(first, game="420", bots="greedy", seat=0, seed=len(spoilt), player="ada")
         write(db, f"UPDATE games SET {column} = ? WHERE id = ?", value, reply["id"])
         spoilt[name] = reply["id"]
-    for name, sql in {"a move not a number": "UPDATE moves SET action = 'x' WHERE game_id = ?",
-                      "a move's position not JSON": "UPDATE moves SET snapshot = '{' WHERE game_id = ?",
-                      "a move lost": "DELETE FROM moves WHERE game_id = ?"}.items():
+    for name, sql in {
+        "a move not a number": "UPDATE moves SET action = 'x' WHERE game_id = ?",
+        "a move's position not JSON": "UPDATE moves SET snapshot = '{' WHERE game_id = ?",
+        "a move lost": "DELETE FROM moves WHERE game_id = ?",
+    }.items():
         reply = long_game(first, player="ada")
         ok(first.post(f"/api/games/{reply['id']}/moves", json={"action": legal_actions(reply["state"])[0]}))
         write(db, sql, reply["id"])
@@ -439,9 +492,12 @@ def test_a_damaged_row_makes_only_its_game_unavailable(tmp_path):
 
     second = client_for(db)  # a server that reads them from the file
     for name, gid in spoilt.items():
-        for response in (second.get(f"/api/games/{gid}"), second.get(f"/api/records/{gid}"),
-                         second.get(f"/api/games/{gid}/coach"),
-                         second.post(f"/api/games/{gid}/moves", json={"action": 0})):
+        for response in (
+            second.get(f"/api/games/{gid}"),
+            second.get(f"/api/records/{gid}"),
+            second.get(f"/api/games/{gid}/coach"),
+            second.post(f"/api/games/{gid}/moves", json={"action": 0}),
+        ):
             message = refused(response, 409, gid)
             assert "internal" not in message, (name, message)
     # the bot names read back are checked as a new game's are
@@ -478,8 +534,13 @@ def test_the_seed_of_a_game_in_play_is_never_sent_and_is_shown_once_over(tmp_pat
 
 
 def test_port_0_prints_the_port_the_server_listens_on(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "play.web", "--port", "0", "--db", str(tmp_path / "r.sqlite3")],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "play.web", "--port", "0", "--db", str(tmp_path / "r.sqlite3")],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         assert line.startswith("Dice Arena on http://127.0.0.1:"), (line, proc.stderr.read() if proc.poll() else "")

@@ -36,6 +36,7 @@ from core.cli import run_program, signal_label, stop_signal, stop_signals_raise,
 from train.presets import PRESETS
 
 from core.cli import MAX_SEED  # numpy's legacy seeding (SB3 seeds it) takes no more
+
 MAX_N_ENVS = 65_536  # games stepped at once: the rollout buffer holds n_envs x n_steps of each
 MAX_NAME = 100  # train.checkpoint.NAME_PATTERN's length
 COMMANDS = {  # subcommands next to the presets: module, what it does
@@ -46,6 +47,7 @@ COMMANDS = {  # subcommands next to the presets: module, what it does
 
 def _whole(low: int, high: int, why: str = ""):
     """An argparse type: a whole number in ``low..high``, else one line saying so."""
+
     def parse(text: str) -> int:
         return whole_number(text, low, high, why)
 
@@ -55,48 +57,89 @@ def _whole(low: int, high: int, why: str = ""):
 
 def build_parser() -> argparse.ArgumentParser:
     width = max(len(name) for name in PRESETS)
-    presets = "\n".join(textwrap.fill(f"{p.name:<{width}} {p.description} (default {p.timesteps:,} steps)", 78,
-                                       initial_indent="  ", subsequent_indent=" " * (width + 3))
-                         for p in PRESETS.values())
+    presets = "\n".join(
+        textwrap.fill(
+            f"{p.name:<{width}} {p.description} (default {p.timesteps:,} steps)",
+            78,
+            initial_indent="  ",
+            subsequent_indent=" " * (width + 3),
+        )
+        for p in PRESETS.values()
+    )
     commands = "\n".join(f"  {c:<6} {what}" for c, (_, what) in COMMANDS.items())
-    notes = textwrap.fill("Ctrl-C (or SIGTERM) saves the run, says how to continue it, and exits with status 130 "
-                          "(143 for SIGTERM); --resume continues it. A name already saved is refused unless "
-                          "--resume or --overwrite is given. Watch with: tensorboard --logdir runs", 78)
+    notes = textwrap.fill(
+        "Ctrl-C (or SIGTERM) saves the run, says how to continue it, and exits with status 130 "
+        "(143 for SIGTERM); --resume continues it. A name already saved is refused unless "
+        "--resume or --overwrite is given. Watch with: tensorboard --logdir runs",
+        78,
+    )
     parser = argparse.ArgumentParser(
         prog="python -m train",
-        description=textwrap.fill("Train a MaskablePPO bot on a batched dice-game environment, with exact "
-                                  "evaluation logged to TensorBoard and checkpoints saved as it goes.", 78),
-        epilog=f"presets:\n{presets}\n\n{notes}\n\npython -m train COMMAND PRESET: many runs on Ray (pip install -e \".[scale]\"):\n"
-               f"{commands}",
+        description=textwrap.fill(
+            "Train a MaskablePPO bot on a batched dice-game environment, with exact "
+            "evaluation logged to TensorBoard and checkpoints saved as it goes.",
+            78,
+        ),
+        epilog=f"presets:\n{presets}\n\n{notes}\n\n"
+        f'python -m train COMMAND PRESET: many runs on Ray (pip install -e ".[scale]"):\n{commands}',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("preset", choices=sorted(PRESETS), metavar="PRESET", help="one of: " + ", ".join(PRESETS))
     from train.checkpoint import MAX_THREADS, MAX_TIMESTEPS
 
-    parser.add_argument("--timesteps", type=_whole(1, MAX_TIMESTEPS), help="total environment steps (default: the preset's)")
-    parser.add_argument("--seed", type=_whole(0, MAX_SEED), help=f"seed for the envs, the network and PPO, 0 to {MAX_SEED} "
-                        "(default 0; with --resume, the saved run's)")
-    parser.add_argument("--n-envs", type=_whole(1, MAX_N_ENVS, " (the rollout buffer and the env arrays grow with it)"),
-                        help=f"games stepped in parallel, at most {MAX_N_ENVS:,} (default: the preset's)")
-    parser.add_argument("--logdir", type=_folder_name, default=Path("runs"), help="TensorBoard log directory (default runs/)")
-    parser.add_argument("--checkpoint-dir", type=_folder_name, default=Path("checkpoints"),
-                        help="where checkpoints go (default checkpoints/)")
-    parser.add_argument("--name", help="run name: checkpoint file stem and TensorBoard run; letters, digits, "
-                        "'-', '_', '.' (default PRESET-seedSEED)")
+    parser.add_argument(
+        "--timesteps", type=_whole(1, MAX_TIMESTEPS), help="total environment steps (default: the preset's)"
+    )
+    parser.add_argument(
+        "--seed",
+        type=_whole(0, MAX_SEED),
+        help=f"seed for the envs, the network and PPO, 0 to {MAX_SEED} (default 0; with --resume, the saved run's)",
+    )
+    parser.add_argument(
+        "--n-envs",
+        type=_whole(1, MAX_N_ENVS, " (the rollout buffer and the env arrays grow with it)"),
+        help=f"games stepped in parallel, at most {MAX_N_ENVS:,} (default: the preset's)",
+    )
+    parser.add_argument(
+        "--logdir", type=_folder_name, default=Path("runs"), help="TensorBoard log directory (default runs/)"
+    )
+    parser.add_argument(
+        "--checkpoint-dir",
+        type=_folder_name,
+        default=Path("checkpoints"),
+        help="where checkpoints go (default checkpoints/)",
+    )
+    parser.add_argument(
+        "--name",
+        help="run name: checkpoint file stem and TensorBoard run; letters, digits, "
+        "'-', '_', '.' (default PRESET-seedSEED)",
+    )
     again = parser.add_mutually_exclusive_group()
-    again.add_argument("--resume", action="store_true",
-                       help="continue the saved run NAME (NAME.pt, NAME.state, NAME.json) up to --timesteps")
+    again.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the saved run NAME (NAME.pt, NAME.state, NAME.json) up to --timesteps",
+    )
     again.add_argument("--overwrite", action="store_true", help="replace the saved run NAME, if there is one")
-    parser.add_argument("--eval-every", type=_whole(1, MAX_TIMESTEPS), help="steps between exact evaluations (default: the preset's)")
+    parser.add_argument(
+        "--eval-every", type=_whole(1, MAX_TIMESTEPS), help="steps between exact evaluations (default: the preset's)"
+    )
     parser.add_argument("--no-early-stop", action="store_true", help="train all --timesteps even once exactly optimal")
-    parser.add_argument("--threads", type=_whole(1, MAX_THREADS),
-                        help="torch threads for the network (default: the preset's; with --resume, the saved "
-                             "run's); a run repeats exactly with the same seed and the same count")
+    parser.add_argument(
+        "--threads",
+        type=_whole(1, MAX_THREADS),
+        help="torch threads for the network (default: the preset's; with --resume, the saved "
+        "run's); a run repeats exactly with the same seed and the same count",
+    )
     parser.add_argument("--no-progress-bar", action="store_true", help="hide the progress bar")
     from core import __version__
 
-    parser.add_argument("--version", action="version", version=f"%(prog)s (dice-arena) {__version__}",
-                        help="print the version of dice-arena and exit")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s (dice-arena) {__version__}",
+        help="print the version of dice-arena and exit",
+    )
     return parser
 
 
@@ -134,15 +177,21 @@ def main(argv: list[str] | None = None) -> int:
 
     name = args.name if args.name is not None else f"{preset.name}-seed{args.seed or 0}"
     if len(name) > MAX_NAME:
-        print(f"error: --name is {len(name):,} characters long; a run name has 1 to {MAX_NAME} letters, digits, "
-              "'-', '_' or '.' (it names files)", file=sys.stderr)
+        print(
+            f"error: --name is {len(name):,} characters long; a run name has 1 to {MAX_NAME} letters, digits, "
+            "'-', '_' or '.' (it names files)",
+            file=sys.stderr,
+        )
         return 2
     try:
         check_name(name)
     except RunError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    for path, flag, create in ((args.checkpoint_dir, "--checkpoint-dir", not args.resume), (args.logdir, "--logdir", True)):
+    for path, flag, create in (
+        (args.checkpoint_dir, "--checkpoint-dir", not args.resume),
+        (args.logdir, "--logdir", True),
+    ):
         problem = _folder(path, flag, create)
         if problem:
             print(f"error: {problem}", file=sys.stderr)
@@ -171,8 +220,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # before the run started training (train.run holds the signals from there on)
-        print(f"\ninterrupted ({signal_label(stop_signal())}) before run {name} started training: nothing was saved",
-              file=sys.stderr)
+        print(
+            f"\ninterrupted ({signal_label(stop_signal())}) before run {name} started training: nothing was saved",
+            file=sys.stderr,
+        )
         return stop_status()
     return stop_status() if summary["interrupted"] else 0
 

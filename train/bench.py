@@ -155,8 +155,7 @@ def env_batched(game: str, seconds: float, n_envs: int = N_ENVS):
 
     spec = games.get(game)
     options = spec.check_options({})
-    venv = games.load(spec.batched_env)(n_envs, agents.bot_table(spec.name, "random", **options), seed=0,
-                                        **options)
+    venv = games.load(spec.batched_env)(n_envs, agents.bot_table(spec.name, "random", **options), seed=0, **options)
     tally: dict = {}
     rate = _batched_env(venv, seconds, tally)
     return rate, {"steps_per_game": tally["steps"] / max(tally["games"], 1)}
@@ -205,8 +204,11 @@ def env_pig(seconds: float):
 
     rate = _timed(run, seconds)
     per_game = max(tally["games"], 1)
-    return rate, {"nodes_per_s": rate * tally["nodes"] / max(tally["decisions"], 1),
-                  "decisions_per_game": tally["decisions"] / per_game, "nodes_per_game": tally["nodes"] / per_game}
+    return rate, {
+        "nodes_per_s": rate * tally["nodes"] / max(tally["decisions"], 1),
+        "decisions_per_game": tally["decisions"] / per_game,
+        "nodes_per_game": tally["nodes"] / per_game,
+    }
 
 
 # --- training throughput --------------------------------------------------------
@@ -272,8 +274,11 @@ MEASURES = {
     "421 3p single env (Dice421-v0, vs greedy421)": env_421_three_single,
     "421 3p batched (Vec421NEnv, 1024 games)": env_421_three_batched,
     "Blackjack-v1 (gymnasium)": env_blackjack,
-    **{batched_name(name): functools.partial(env_batched, name) for name in games.names()
-       if games.get(name).batched_env and "random" in games.get(name).bots},
+    **{
+        batched_name(name): functools.partial(env_batched, name)
+        for name in games.names()
+        if games.get(name).batched_env and "random" in games.get(name).bots
+    },
     OPENSPIEL: env_pig,
     "train ppo-420 preset (batched)": train_preset,
     "train plain MaskablePPO (DummyVecEnv x8, defaults)": train_plain,
@@ -291,7 +296,7 @@ def measure(name: str, arg):
 
 
 def _line(text: str) -> None:
-    print(text if len(text) <= WIDTH else text[:WIDTH - 3] + "...", flush=True)
+    print(text if len(text) <= WIDTH else text[: WIDTH - 3] + "...", flush=True)
 
 
 def openspiel_lines(results: dict[str, Any], notes: dict[str, dict]) -> list[str]:
@@ -303,30 +308,47 @@ def openspiel_lines(results: dict[str, Any], notes: dict[str, dict]) -> list[str
         return []
     mine, os_notes = notes.get(ours_name, {}), notes.get(OPENSPIEL, {})
     p = openspiel_pig_params()
-    lines = [f"batched {OPENSPIEL_GAME} env / {OPENSPIEL}: {ours / theirs:.1f}x",
-             f"  same game: {p['players']} players, goal {p['winscore']}, {p['diceoutcomes']} faces; "
-             "a random legal move per decision",
-             "  ours: a step is one decision of the agent's seat, with every die and the",
-             "  opponent's moves (its table) up to the next; OpenSpiel: one decision of",
-             f"  either seat; its chance nodes (dice) are not counted "
-             f"({os_notes.get('nodes_per_game', 0):.0f} nodes/game)"]
+    lines = [
+        f"batched {OPENSPIEL_GAME} env / {OPENSPIEL}: {ours / theirs:.1f}x",
+        f"  same game: {p['players']} players, goal {p['winscore']}, {p['diceoutcomes']} faces; "
+        "a random legal move per decision",
+        "  ours: a step is one decision of the agent's seat, with every die and the",
+        "  opponent's moves (its table) up to the next; OpenSpiel: one decision of",
+        f"  either seat; its chance nodes (dice) are not counted ({os_notes.get('nodes_per_game', 0):.0f} nodes/game)",
+    ]
     if mine.get("steps_per_game") and os_notes.get("decisions_per_game"):
-        lines.append(f"  decisions/game: OpenSpiel {os_notes['decisions_per_game']:.1f} (both seats), "
-                     f"ours {mine['steps_per_game']:.1f} (agent's)")
-    lines += ["  OpenSpiel asks at turn total 0 (a hold there passes) and ends on a hold;",
-              "  ours rolls that roll itself and ends on reaching the goal: fewer decisions"]
+        lines.append(
+            f"  decisions/game: OpenSpiel {os_notes['decisions_per_game']:.1f} (both seats), "
+            f"ours {mine['steps_per_game']:.1f} (agent's)"
+        )
+    lines += [
+        "  OpenSpiel asks at turn total 0 (a hold there passes) and ends on a hold;",
+        "  ours rolls that roll itself and ends on reaching the goal: fewer decisions",
+    ]
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=5.0,
-                        help=f"seconds per environment measurement, the best of {WINDOWS} windows (default 5)")
-    parser.add_argument("--train-steps", type=int, default=262_144, help="timesteps for the preset's training measurement")
-    parser.add_argument("--plain-steps", type=int, default=16_384, help="timesteps for the plain MaskablePPO measurement")
-    parser.add_argument("--only", action="append", metavar="TEXT",
-                        help="only the measurements whose name contains TEXT (any case; repeat for more), "
-                             "e.g. --only pig for the Pig envs and OpenSpiel's pig (a quick run)")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=5.0,
+        help=f"seconds per environment measurement, the best of {WINDOWS} windows (default 5)",
+    )
+    parser.add_argument(
+        "--train-steps", type=int, default=262_144, help="timesteps for the preset's training measurement"
+    )
+    parser.add_argument(
+        "--plain-steps", type=int, default=16_384, help="timesteps for the plain MaskablePPO measurement"
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="TEXT",
+        help="only the measurements whose name contains TEXT (any case; repeat for more), "
+        "e.g. --only pig for the Pig envs and OpenSpiel's pig (a quick run)",
+    )
     args = parser.parse_args(argv)
     args_for = {
         "train ppo-420 preset (batched)": args.train_steps,
@@ -360,8 +382,10 @@ def main(argv: list[str] | None = None) -> int:
     for peer in ("421 single env (Dice421-v0, vs optimal)", "Blackjack-v1 (gymnasium)", OPENSPIEL_NODES):
         if batched421 and results.get(peer):
             _line(f"batched 421 env / {peer}: {batched421 / results[peer]:.1f}x")
-    three, three_single = (results.get("421 3p batched (Vec421NEnv, 1024 games)"),
-                           results.get("421 3p single env (Dice421-v0, vs greedy421)"))
+    three, three_single = (
+        results.get("421 3p batched (Vec421NEnv, 1024 games)"),
+        results.get("421 3p single env (Dice421-v0, vs greedy421)"),
+    )
     if three and three_single:
         _line(f"batched 3-player 421 env / single 3-player env: {three / three_single:.1f}x")
     if single and results.get("Blackjack-v1 (gymnasium)"):

@@ -89,15 +89,19 @@ def check_name(name: Any) -> str:
     """``name`` if it is a plain file stem: letters, digits, ``-``, ``_`` and ``.``,
     not starting with ``.``, at most 100 characters."""
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-        raise RunError(f"--name {name!r} is not a plain run name: use 1 to 100 letters, digits, '-', '_' or '.', "
-                       "not starting with '.' (it names files in --checkpoint-dir and --logdir)")
+        raise RunError(
+            f"--name {name!r} is not a plain run name: use 1 to 100 letters, digits, '-', '_' or '.', "
+            "not starting with '.' (it names files in --checkpoint-dir and --logdir)"
+        )
     return name
 
 
 def run_files(folder: Path, name: str) -> dict[str, Path]:
     folder = Path(folder)
-    return {kind: folder / f"{name}.{ext}" for kind, ext in
-            (("weights", "pt"), ("meta", "json"), ("state", "state"), ("lock", "lock"), ("legacy", "zip"))}
+    return {
+        kind: folder / f"{name}.{ext}"
+        for kind, ext in (("weights", "pt"), ("meta", "json"), ("state", "state"), ("lock", "lock"), ("legacy", "zip"))
+    }
 
 
 def existing_files(folder: Path, name: str) -> list[Path]:
@@ -166,8 +170,10 @@ class RunLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                raise RunError(f"run {self.name!r} is already training ({self.path} is locked by another process); "
-                               "wait for it to end or pick another --name") from None
+                raise RunError(
+                    f"run {self.name!r} is already training ({self.path} is locked by another process); "
+                    "wait for it to end or pick another --name"
+                ) from None
             try:  # the file we locked may have been removed by the run that released it: lock the new one
                 on_disk = os.stat(self.path, follow_symlinks=False)
             except FileNotFoundError:
@@ -267,8 +273,12 @@ def training_state(model, *, game: str, preset: str, seed: int, wall_seconds: fl
         "optimizer": model.policy.optimizer.state_dict(),
         "rng": {
             "torch": torch.get_rng_state(),
-            "numpy": {"keys": torch.from_numpy(np_state[1].astype(np.int64)), "pos": int(np_state[2]),
-                      "has_gauss": int(np_state[3]), "cached_gaussian": float(np_state[4])},
+            "numpy": {
+                "keys": torch.from_numpy(np_state[1].astype(np.int64)),
+                "pos": int(np_state[2]),
+                "has_gauss": int(np_state[3]),
+                "cached_gaussian": float(np_state[4]),
+            },
             "python": {"version": int(py_state[0]), "state": [int(v) for v in py_state[1]], "gauss_next": py_state[2]},
             "env": dict(rng.bit_generator.state) if rng is not None else None,
         },
@@ -282,8 +292,13 @@ def save(folder: Path, name: str, policy, state: dict[str, Any], metadata: dict[
     files = run_files(folder, name)
     weights = tensor_bytes(policy_state(policy))
     state_data = tensor_bytes(state)
-    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, **metadata,
-            "weights_sha256": sha256(weights), "state_sha256": sha256(state_data)}
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        **metadata,
+        "weights_sha256": sha256(weights),
+        "state_sha256": sha256(state_data),
+    }
     written: list[Path] = []
     try:
         written.append(write_temporary(files["weights"], weights))
@@ -327,8 +342,12 @@ def _count(value: Any, where: str, high: int = MAX_TIMESTEPS) -> int:
 
 
 def _seconds(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not 0 <= value <= MAX_WALL_SECONDS:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not 0 <= value <= MAX_WALL_SECONDS
+    ):
         raise RunError(f"{where} is {value!r}; it must be a number of seconds from 0 to {MAX_WALL_SECONDS:,}")
     return float(value)
 
@@ -342,7 +361,8 @@ def _history(value: Any, meta_path: Path, steps: int) -> list[dict[str, Any]]:
     for i, entry in enumerate(value):
         where = f"{meta_path}: eval_history[{i}]"
         if not isinstance(entry, dict) or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in entry.values()):
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in entry.values()
+        ):
             raise RunError(f"{where} is not an object of finite numbers")
         _count(entry.get("timesteps"), f"{where}.timesteps", steps)
         _seconds(entry.get("wall_seconds"), f"{where}.wall_seconds")
@@ -355,12 +375,16 @@ def read_saved_meta(folder: Path, name: str, preset) -> dict[str, Any]:
     files = run_files(folder, name)
     if not os.path.lexists(files["meta"]) and not os.path.lexists(files["state"]):
         if os.path.lexists(files["legacy"]):
-            raise RunError(f"--resume: {files['legacy']} is SB3's format from an earlier version, which --resume no longer "
-                           "reads (loading it can run code): start a new run, or --overwrite this one")
+            raise RunError(
+                f"--resume: {files['legacy']} is SB3's format from an earlier version, which --resume no longer "
+                "reads (loading it can run code): start a new run, or --overwrite this one"
+            )
         raise RunError(f"--resume: no saved run at {folder / name}.json (train once without --resume first)")
     if not os.path.lexists(files["state"]):
-        raise RunError(f"--resume: {files['state']} is missing: {files['meta']} is a playable checkpoint "
-                       "without the training state --resume needs")
+        raise RunError(
+            f"--resume: {files['state']} is missing: {files['meta']} is a playable checkpoint "
+            "without the training state --resume needs"
+        )
     try:
         meta = load_metadata(files["weights"])
     except CheckpointError as e:
@@ -370,7 +394,9 @@ def read_saved_meta(folder: Path, name: str, preset) -> dict[str, Any]:
         if meta.get(key) != want:
             raise RunError(f"--resume: {where}: {key} is {meta.get(key)!r}, but preset {preset.name} is {key} {want!r}")
     if meta.get("policy") != preset.policy:
-        raise RunError(f"--resume: {where}: policy differs from the network of preset {preset.name}: {meta.get('policy')!r}")
+        raise RunError(
+            f"--resume: {where}: policy differs from the network of preset {preset.name}: {meta.get('policy')!r}"
+        )
     if meta.get("env", {}) != preset.env:
         raise RunError(f"--resume: {where}: env is {meta.get('env')!r}, but preset {preset.name} plays {preset.env!r}")
     seed = meta.get("seed")
@@ -385,21 +411,35 @@ def read_saved_meta(folder: Path, name: str, preset) -> dict[str, Any]:
 
 def _restore_optimizer(optimizer: torch.optim.Optimizer, saved: Any, where: str) -> None:
     current = optimizer.state_dict()
-    if not isinstance(saved, dict) or not isinstance(saved.get("state"), dict) or not isinstance(saved.get("param_groups"), list):
+    if (
+        not isinstance(saved, dict)
+        or not isinstance(saved.get("state"), dict)
+        or not isinstance(saved.get("param_groups"), list)
+    ):
         raise RunError(f"{where}: optimizer is not an optimizer state (state, param_groups)")
-    if [g.get("params") if isinstance(g, dict) else None for g in saved["param_groups"]] != \
-            [g["params"] for g in current["param_groups"]]:
+    if [g.get("params") if isinstance(g, dict) else None for g in saved["param_groups"]] != [
+        g["params"] for g in current["param_groups"]
+    ]:
         raise RunError(f"{where}: optimizer.param_groups does not match the network of the preset")
     params = [p for group in optimizer.param_groups for p in group["params"]]
     state = {}
     for index, entry in saved["state"].items():
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(params) or not isinstance(entry, dict):
+        if (
+            isinstance(index, bool)
+            or not isinstance(index, int)
+            or not 0 <= index < len(params)
+            or not isinstance(entry, dict)
+        ):
             raise RunError(f"{where}: optimizer.state has an entry {index!r} for no parameter of the network")
         for key, value in entry.items():
             field_name = f"optimizer.state[{index}].{key}"
             if key not in OPTIMIZER_STATE_KEYS:
                 raise RunError(f"{where}: {field_name} is not an Adam state (known: {', '.join(OPTIMIZER_STATE_KEYS)})")
-            if not isinstance(value, torch.Tensor) or not value.is_floating_point() or not bool(torch.isfinite(value).all()):
+            if (
+                not isinstance(value, torch.Tensor)
+                or not value.is_floating_point()
+                or not bool(torch.isfinite(value).all())
+            ):
                 raise RunError(f"{where}: {field_name} is not a tensor of finite numbers")
             want = () if key == "step" else tuple(params[index].shape)
             if tuple(value.shape) != want:
@@ -423,8 +463,13 @@ def _restore_random_states(rng: Any, env, where: str) -> None:
         keys = n["keys"]
         if not isinstance(keys, torch.Tensor) or keys.shape != (624,) or bool(((keys < 0) | (keys >= 2**32)).any()):
             raise ValueError("keys are not 624 32-bit numbers")
-        numpy_state = ("MT19937", keys.numpy().astype(np.uint32), _count(n["pos"], "pos", 624),
-                       _count(n["has_gauss"], "has_gauss", 1), float(n["cached_gaussian"]))
+        numpy_state = (
+            "MT19937",
+            keys.numpy().astype(np.uint32),
+            _count(n["pos"], "pos", 624),
+            _count(n["has_gauss"], "has_gauss", 1),
+            float(n["cached_gaussian"]),
+        )
         field_name = "rng.python"
         p = rng["python"]
         python_state = (int(p["version"]), tuple(int(v) for v in p["state"]), p["gauss_next"])
@@ -434,7 +479,10 @@ def _restore_random_states(rng: Any, env, where: str) -> None:
         generator = env_generator(env)
         env_state = rng["env"]
         if generator is not None and env_state is not None:
-            if not isinstance(env_state, dict) or env_state.get("bit_generator") != generator.bit_generator.state["bit_generator"]:
+            if (
+                not isinstance(env_state, dict)
+                or env_state.get("bit_generator") != generator.bit_generator.state["bit_generator"]
+            ):
                 raise ValueError("not the env generator's state")
         # All read and checked: set them.
         field_name = "rng.torch"
@@ -453,7 +501,9 @@ def _restore_random_states(rng: Any, env, where: str) -> None:
     except RunError as e:
         raise RunError(f"{where}: {field_name}: {e}") from None
     except (KeyError, TypeError, ValueError, RuntimeError, OverflowError) as e:
-        raise RunError(f"{where}: {field_name} is not a valid random state ({type(e).__name__}: {str(e)[:100]})") from None
+        raise RunError(
+            f"{where}: {field_name} is not a valid random state ({type(e).__name__}: {str(e)[:100]})"
+        ) from None
 
 
 def restore(model, env, folder: Path, name: str, meta: dict[str, Any], snapshots: int = 0) -> SavedRun:
@@ -469,20 +519,31 @@ def restore(model, env, folder: Path, name: str, meta: dict[str, Any], snapshots
     except CheckpointError as e:
         raise RunError(f"--resume: {e}") from None
     if sha256(data) != meta["state_sha256"]:
-        raise RunError(f"--resume: {where} is not the training state {files['meta']} describes "
-                       "(state_sha256 differs): the checkpoint was not saved completely")
+        raise RunError(
+            f"--resume: {where} is not the training state {files['meta']} describes "
+            "(state_sha256 differs): the checkpoint was not saved completely"
+        )
     try:
         state = load_tensors(data, where)
     except CheckpointError as e:
         raise RunError(f"--resume: {e}") from None
-    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT or state.get("format_version") != STATE_VERSION:
+    if (
+        not isinstance(state, dict)
+        or state.get("format") != STATE_FORMAT
+        or state.get("format_version") != STATE_VERSION
+    ):
         raise RunError(f"--resume: {where} is not a dice-arena training state (format {STATE_FORMAT} {STATE_VERSION})")
     for key in ("game", "preset", "seed"):
         if state.get(key) != meta.get(key):
-            raise RunError(f"--resume: {where}: {key} is {state.get(key)!r}, but {files['meta']} says {meta.get(key)!r}")
+            raise RunError(
+                f"--resume: {where}: {key} is {state.get(key)!r}, but {files['meta']} says {meta.get(key)!r}"
+            )
     steps = _count(state.get("num_timesteps"), f"--resume: {where}: num_timesteps")
     if steps != meta["timesteps"]:
-        raise RunError(f"--resume: {where}: num_timesteps is {steps}, but {files['meta']} is the checkpoint of step {meta['timesteps']}")
+        raise RunError(
+            f"--resume: {where}: num_timesteps is {steps}, but {files['meta']} is the checkpoint of step "
+            f"{meta['timesteps']}"
+        )
     n_updates = _count(state.get("n_updates"), f"--resume: {where}: n_updates")
     episodes = _count(state.get("episode_num"), f"--resume: {where}: episode_num")
     wall = _seconds(state.get("wall_seconds"), f"--resume: {where}: wall_seconds")
@@ -493,5 +554,6 @@ def restore(model, env, folder: Path, name: str, meta: dict[str, Any], snapshots
     model.num_timesteps = steps
     model._n_updates = n_updates
     model._episode_num = episodes
-    return SavedRun(meta=meta, num_timesteps=steps, wall_seconds=wall, history=history,
-                    self_play=state.get("self_play"))
+    return SavedRun(
+        meta=meta, num_timesteps=steps, wall_seconds=wall, history=history, self_play=state.get("self_play")
+    )

@@ -53,8 +53,11 @@ def table_bots(preset: Preset) -> tuple[str, ...]:
     the game that plays that table (its size and options) but ``random``."""
     bots = games.get(preset.game).bots_for(preset.n_players)
     options = tuple(sorted(exact_options(preset).items()))
-    return tuple(b for b in dict.fromkeys((table_versus(preset)[0], *(b for b in bots if b != "random")))
-                 if _bot_table(preset.game, b, preset.n_players, options) is not None)
+    return tuple(
+        b
+        for b in dict.fromkeys((table_versus(preset)[0], *(b for b in bots if b != "random")))
+        if _bot_table(preset.game, b, preset.n_players, options) is not None
+    )
 
 
 @lru_cache(maxsize=32)
@@ -117,8 +120,13 @@ def table_figures(config: RunConfig, agent, exact: bool, final: bool = False) ->
             return {key: value, "table_regret_pp": pp(best - value), "optimal": False, "exact_table": True}
         except ValueError as e:
             refused = str(e)
-    env = games.load(spec.live_env)(2048, agents.live_opponent(preset.game, versus[0], preset.n_players),
-                                    n_players=preset.n_players, seed=0, **options)
+    env = games.load(spec.live_env)(
+        2048,
+        agents.live_opponent(preset.game, versus[0], preset.n_players),
+        n_players=preset.n_players,
+        seed=0,
+        **options,
+    )
     policy = agents.batch_policy(preset.game, agent)
     per_slot = -(-TABLE_GAMES // env.num_envs)
     finished, wins = np.zeros(env.num_envs, dtype=np.int64), np.zeros(env.num_envs)
@@ -132,8 +140,12 @@ def table_figures(config: RunConfig, agent, exact: bool, final: bool = False) ->
         wins += counted * (rewards > 0)
         finished += dones
     p, n = wins.sum() / (per_slot * env.num_envs), per_slot * env.num_envs
-    figures = {key: float(p), "table_se_pp": float(100 * np.sqrt(p * (1 - p) / n)), "optimal": False,
-               "exact_table": False}
+    figures = {
+        key: float(p),
+        "table_se_pp": float(100 * np.sqrt(p * (1 - p) / n)),
+        "optimal": False,
+        "exact_table": False,
+    }
     return figures if refused is None else {**figures, "table_exact_refused": refused}
 
 
@@ -170,9 +182,10 @@ def format_table_figures(config: RunConfig, figures: dict[str, Any]) -> list[str
         if f"table_vs_{key}" not in figures:
             continue
         regret = figures.get(f"table_regret_vs_{key}_pp", figures.get("table_regret_pp"))  # or the measured table's
-        lines.append(f"  with {' and '.join([bot] * (n - 1))}: {figures[f'table_vs_{key}']:.6f}"
-                     + (f"   (regret {regret:.4f} pp)" if regret is not None else
-                        f"   (+/- {figures['table_se_pp']:.2f} pp)"))
+        lines.append(
+            f"  with {' and '.join([bot] * (n - 1))}: {figures[f'table_vs_{key}']:.6f}"
+            + (f"   (regret {regret:.4f} pp)" if regret is not None else f"   (+/- {figures['table_se_pp']:.2f} pp)")
+        )
     if "table_own_regret_pp" in figures:
         lines.append(f"  at its own table (itself in every seat): regret {figures['table_own_regret_pp']:.4f} pp")
     if "table_exact_refused" in figures:

@@ -61,7 +61,7 @@ class EpisodeMonitor(VecMonitor):
 def _batched_masks(env: VecEnv):
     """The env's ``action_masks()`` for all games at once, if it has one (else None)."""
     try:
-        method = getattr(env, "action_masks")
+        method = env.action_masks
     except AttributeError:
         return None
     return method if callable(method) else None

@@ -33,8 +33,8 @@ GAP = "gap_pp"  # the whole game's gap; GAP + "_" + seat: the gap in that seat
 
 
 def gap_label(key: str) -> str:
-    """"whole game" for ``gap_pp``, "as Red" for ``gap_pp_red``."""
-    return "whole game" if key == GAP else "as " + key[len(GAP) + 1:].capitalize()
+    """ "whole game" for ``gap_pp``, "as Red" for ``gap_pp_red``."""
+    return "whole game" if key == GAP else "as " + key[len(GAP) + 1 :].capitalize()
 
 
 def gap_keys(history: list[dict[str, Any]]) -> list[str]:
@@ -59,9 +59,13 @@ def read_history(path: Path) -> tuple[str, str, list[dict[str, Any]], list[str]]
         raise PlotError(f"{path}: has no evaluation history (eval_history); is it a run's NAME.json?")
     keys = gap_keys(history)
     if not keys or not all(_number(h.get("wall_seconds")) for h in history):
-        raise PlotError(f"{path}: its evaluation history has no gap_pp or gap_pp_SEAT "
-                        "with wall_seconds in every entry")
-    return str(meta.get("name") or path.stem), str(meta.get("game", "?")), history + _final_point(meta, history, keys), keys
+        raise PlotError(f"{path}: its evaluation history has no gap_pp or gap_pp_SEAT with wall_seconds in every entry")
+    return (
+        str(meta.get("name") or path.stem),
+        str(meta.get("game", "?")),
+        history + _final_point(meta, history, keys),
+        keys,
+    )
 
 
 def read_runs(runs: list[Path]) -> list[tuple[str, str, list[dict[str, Any]], list[str]]]:
@@ -78,8 +82,11 @@ def _final_point(meta: dict[str, Any], history: list[dict[str, Any]], keys: list
     exact, steps, wall = meta.get("exact"), meta.get("timesteps"), meta.get("wall_seconds")
     if not (isinstance(exact, dict) and all(_number(exact.get(k)) for k in keys) and _number(steps) and _number(wall)):
         return []
-    if not (_number(history[-1].get("timesteps")) and steps > history[-1]["timesteps"]
-            and wall >= history[-1]["wall_seconds"]):
+    if not (
+        _number(history[-1].get("timesteps"))
+        and steps > history[-1]["timesteps"]
+        and wall >= history[-1]["wall_seconds"]
+    ):
         return []
     return [{"timesteps": steps, "wall_seconds": wall, **{k: exact[k] for k in keys}}]
 
@@ -118,8 +125,10 @@ def plot(runs: list[Path], out: Path, force: bool = False) -> Path:
     ax.set_yscale("log")
     ax.set_xlabel("wall-clock seconds of training (2-core CPU)")
     ax.set_ylabel("gap to optimal win probability (pp)")
-    ax.set_title(f"{' and '.join(games)}: exact gap of the PPO policy to optimal play"
-                 + (f"\n(points at {FLOOR:g} are exact: gap 0)" if exact_zero else ""))
+    ax.set_title(
+        f"{' and '.join(games)}: exact gap of the PPO policy to optimal play"
+        + (f"\n(points at {FLOOR:g} are exact: gap 0)" if exact_zero else "")
+    )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -140,8 +149,9 @@ def main(argv: list[str] | None = None) -> int:
         "in training runs' metadata (each seat's gap and the whole game's, as the game's solver gives them).",
     )
     parser.add_argument("runs", nargs="+", type=Path, help="checkpoint metadata files (NAME.json) of runs to plot")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help=f"PNG to write (default: {DEFAULT_OUT} in the current folder)")
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"PNG to write (default: {DEFAULT_OUT} in the current folder)"
+    )
     parser.add_argument("--force", action="store_true", help="replace --out if it exists")
     args = parser.parse_args(argv)
     try:

@@ -34,13 +34,19 @@ def pool_weights(preset: Preset) -> list[float]:
     if not preset.pool and not preset.snapshots and not preset.snapshot_share:
         return []
     shares = [float(v) for v in preset.pool.values()]
-    if preset.snapshots < 0 or preset.snapshot_share < 0 or (preset.snapshots > 0) != (preset.snapshot_share > 0) \
-            or (preset.snapshots > 0 and preset.snapshot_every <= 0):
+    if (
+        preset.snapshots < 0
+        or preset.snapshot_share < 0
+        or (preset.snapshots > 0) != (preset.snapshot_share > 0)
+        or (preset.snapshots > 0 and preset.snapshot_every <= 0)
+    ):
         raise ValueError(f"preset {preset.name}: snapshots need a positive count, share and snapshot_every together")
     left = 1.0 - sum(shares) - preset.snapshot_share
     if any(not 0 <= v <= 1 for v in shares) or left < -1e-12:
-        raise ValueError(f"preset {preset.name}: pool shares must be in 0..1 and leave the opponent a share "
-                         f"of at least 0, got {preset.pool} and snapshot_share {preset.snapshot_share}")
+        raise ValueError(
+            f"preset {preset.name}: pool shares must be in 0..1 and leave the opponent a share "
+            f"of at least 0, got {preset.pool} and snapshot_share {preset.snapshot_share}"
+        )
     snapshot = [preset.snapshot_share / preset.snapshots] * preset.snapshots if preset.snapshots else []
     return [max(left, 0.0), *shares, *snapshot]
 
@@ -58,8 +64,10 @@ def setting(preset: Preset, key: str) -> Any:
     if key == WIDTH:
         widths = {w for layers in preset.policy["net_arch"].values() for w in layers}
         if len(widths) != 1:
-            raise ValueError(f"preset {preset.name}: hidden layers of several widths {sorted(widths)}; "
-                             f"{WIDTH!r} sets them all to one")
+            raise ValueError(
+                f"preset {preset.name}: hidden layers of several widths {sorted(widths)}; "
+                f"{WIDTH!r} sets them all to one"
+            )
         return widths.pop()
     if key not in preset.ppo:
         raise ValueError(f"preset {preset.name}: {key!r} is neither {WIDTH!r} nor one of its ppo settings")

@@ -36,8 +36,16 @@ from train.checkpoint import RunError
 from train.fast import BatchedMaskablePPO, EpisodeMonitor
 from train.presets import gae_lambda_schedule
 from train.config import DEFAULT_LOGDIR, RunConfig
-from train.evaluation import (HISTORY_FIGURES, LOGGED_FIGURES, eval_opponents, evaluate, exact_options,
-                              format_table_figures, log_figures, plays_live)
+from train.evaluation import (
+    HISTORY_FIGURES,
+    LOGGED_FIGURES,
+    eval_opponents,
+    evaluate,
+    exact_options,
+    format_table_figures,
+    log_figures,
+    plays_live,
+)
 from train.selfplay import SelfPlay, SelfPlayCallback
 
 
@@ -51,8 +59,13 @@ class ExactEvalCallback(BaseCallback):
     run stops, without waiting for the next scheduled evaluation.
     """
 
-    def __init__(self, config: RunConfig, started: float, history: list[dict[str, Any]] | None = None,
-                 self_play: SelfPlay | None = None):
+    def __init__(
+        self,
+        config: RunConfig,
+        started: float,
+        history: list[dict[str, Any]] | None = None,
+        self_play: SelfPlay | None = None,
+    ):
         super().__init__()
         self.config = config
         self.self_play = self_play  # its pool is saved with each checkpoint
@@ -63,8 +76,9 @@ class ExactEvalCallback(BaseCallback):
         self.history: list[dict[str, Any]] = list(history or [])  # a resumed run's earlier evaluations
         solver = games.load(games.get(config.preset.game).exact)
         self.count_suboptimal = getattr(solver, "count_suboptimal", None)  # games with a cheap per-update check
-        self.check_each_update = (self.count_suboptimal is not None and config.stop_when_optimal
-                                  and config.preset.n_players == 2)  # the solver's check is heads-up
+        self.check_each_update = (
+            self.count_suboptimal is not None and config.stop_when_optimal and config.preset.n_players == 2
+        )  # the solver's check is heads-up
         self.rollout_started = False
 
     def _on_training_start(self) -> None:
@@ -99,8 +113,9 @@ class ExactEvalCallback(BaseCallback):
         if not due:
             return True
         self.next_eval = self.num_timesteps + self.every
-        figures = evaluate(self.config, PPOAgent.from_model(self.model, self.config.preset.game),
-                           exact_now=self._exact_due())
+        figures = evaluate(
+            self.config, PPOAgent.from_model(self.model, self.config.preset.game), exact_now=self._exact_due()
+        )
         figures.update(timesteps=self.num_timesteps, wall_seconds=time.time() - self.started)
         self.history.append(figures)
         log_figures(self.logger, figures, self.num_timesteps)
@@ -109,7 +124,10 @@ class ExactEvalCallback(BaseCallback):
         if self.config.on_eval is not None:
             self.config.on_eval(figures)
         if self.config.stop_when_optimal and figures["optimal"]:
-            print(f"\nexactly optimal in both seats at {self.num_timesteps} steps, {figures['wall_seconds']:.1f} s: stopping")
+            print(
+                f"\nexactly optimal in both seats at {self.num_timesteps} steps, {figures['wall_seconds']:.1f} s: "
+                "stopping"
+            )
             return False
         return True
 
@@ -129,8 +147,9 @@ def versions() -> dict[str, str]:
     }
 
 
-def save_run(model, config: RunConfig, figures: dict[str, Any] | None = None, history=(),
-             self_play: SelfPlay | None = None) -> Path:
+def save_run(
+    model, config: RunConfig, figures: dict[str, Any] | None = None, history=(), self_play: SelfPlay | None = None
+) -> Path:
     """Write NAME.pt + NAME.json (for playing) and NAME.state (for --resume), atomically."""
     meta = {
         "name": config.name,
@@ -147,17 +166,22 @@ def save_run(model, config: RunConfig, figures: dict[str, Any] | None = None, hi
     }
     wall = float((figures or {}).get("wall_seconds", 0.0))
     if figures is not None:
-        meta["exact"] = {k: v for k, v in figures.items()
-                         if k.startswith(LOGGED_FIGURES) or k in ("optimal", "exact_table")}
+        meta["exact"] = {
+            k: v for k, v in figures.items() if k.startswith(LOGGED_FIGURES) or k in ("optimal", "exact_table")
+        }
         meta["wall_seconds"] = round(wall, 1)
     if history:
         meta["eval_history"] = [
-            {k: round(v, 6) for k, v in h.items()
-             if isinstance(v, (int, float)) and (k in ("timesteps", "wall_seconds") or k.startswith(HISTORY_FIGURES))}
+            {
+                k: round(v, 6)
+                for k, v in h.items()
+                if isinstance(v, (int, float)) and (k in ("timesteps", "wall_seconds") or k.startswith(HISTORY_FIGURES))
+            }
             for h in history
         ]
-    state = checkpoint.training_state(model, game=config.preset.game, preset=config.preset.name, seed=config.seed,
-                                      wall_seconds=wall)
+    state = checkpoint.training_state(
+        model, game=config.preset.game, preset=config.preset.name, seed=config.seed, wall_seconds=wall
+    )
     if self_play is not None and self_play.active:
         state["self_play"] = self_play.state()
     return checkpoint.save(config.checkpoint_dir, config.name, model.policy, state, meta)
@@ -204,8 +228,9 @@ def make_env(config: RunConfig):
     n_players = options.pop("n_players", 2)
     if plays_live(preset):
         opponent = agents.live_opponent(preset.game, preset.opponent, n_players)
-        return EpisodeMonitor(games.load(spec.live_env)(config.n_envs, opponent, n_players=n_players,
-                                                        seed=config.seed, **options))
+        return EpisodeMonitor(
+            games.load(spec.live_env)(config.n_envs, opponent, n_players=n_players, seed=config.seed, **options)
+        )
     if n_players in spec.batched_players:
         opponent = agents.bot_table(preset.game, preset.opponent, **options)
         extra = {"n_players": n_players} if n_players != 2 else {}
@@ -251,32 +276,50 @@ def prepare(config: RunConfig) -> tuple[RunConfig, dict[str, Any] | None]:
     config with its seed settled and the saved metadata when resuming.  Call it
     holding the run's lock."""
     spec = games.get(config.preset.game)
-    missing = [what for what, offered in (("exact solver (GameSpec.exact)", spec.exact),
-                                          ("batched env (GameSpec.batched_env)",
-                                           spec.batched_env or spec.live_env)) if not offered]
+    missing = [
+        what
+        for what, offered in (
+            ("exact solver (GameSpec.exact)", spec.exact),
+            ("batched env (GameSpec.batched_env)", spec.batched_env or spec.live_env),
+        )
+        if not offered
+    ]
     if missing:
-        raise RunError(f"{spec.name} offers no {' and no '.join(missing)}: python -m train needs both, "
-                       "to step many games at once and to measure its runs exactly")
+        raise RunError(
+            f"{spec.name} offers no {' and no '.join(missing)}: python -m train needs both, "
+            "to step many games at once and to measure its runs exactly"
+        )
     checkpoint.clean_temporaries(config.checkpoint_dir, config.name)
     if not config.resume:
         existing = checkpoint.existing_files(config.checkpoint_dir, config.name)
         if existing and not config.overwrite:
-            raise RunError(f"{existing[0]} already exists: a run named {config.name!r} was saved there; continue it "
-                           "with --resume, replace it with --overwrite, or pick another --name")
-        return replace(config, seed=0 if config.seed is None else config.seed,
-                       torch_threads=config.torch_threads or config.preset.threads), None
+            raise RunError(
+                f"{existing[0]} already exists: a run named {config.name!r} was saved there; continue it "
+                "with --resume, replace it with --overwrite, or pick another --name"
+            )
+        return replace(
+            config,
+            seed=0 if config.seed is None else config.seed,
+            torch_threads=config.torch_threads or config.preset.threads,
+        ), None
     meta = checkpoint.read_saved_meta(config.checkpoint_dir, config.name, config.preset)
     if config.seed is not None and config.seed != meta["seed"]:
-        raise RunError(f"--resume: run {config.name!r} was trained with --seed {meta['seed']}, not {config.seed}; "
-                       f"leave --seed out to continue it")
+        raise RunError(
+            f"--resume: run {config.name!r} was trained with --seed {meta['seed']}, not {config.seed}; "
+            f"leave --seed out to continue it"
+        )
     threads = meta.get("threads", 1)  # runs saved before threads were recorded used one
     if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= checkpoint.MAX_THREADS:
-        raise RunError(f"--resume: {config.checkpoint_dir / config.name}.json: threads is {threads!r}; "
-                       f"it must be a whole number from 1 to {checkpoint.MAX_THREADS}")
+        raise RunError(
+            f"--resume: {config.checkpoint_dir / config.name}.json: threads is {threads!r}; "
+            f"it must be a whole number from 1 to {checkpoint.MAX_THREADS}"
+        )
     if config.torch_threads is not None and config.torch_threads != threads:
-        raise RunError(f"--resume: run {config.name!r} was trained with --threads {threads}, not "
-                       f"{config.torch_threads} (a run repeats exactly only with the same count); "
-                       f"leave --threads out to continue it")
+        raise RunError(
+            f"--resume: run {config.name!r} was trained with --threads {threads}, not "
+            f"{config.torch_threads} (a run repeats exactly only with the same count); "
+            f"leave --threads out to continue it"
+        )
     return replace(config, seed=meta["seed"], torch_threads=threads), meta
 
 
@@ -285,8 +328,10 @@ def train(config: RunConfig) -> dict[str, Any]:
     (one line) for a name, saved run or lock that does not allow it."""
     checkpoint.check_name(config.name)
     if config.resume and not config.checkpoint_dir.is_dir():
-        raise RunError(f"--resume: no saved run at {config.checkpoint_dir / config.name}.json "
-                       f"(no folder {config.checkpoint_dir}; train once without --resume first)")
+        raise RunError(
+            f"--resume: no saved run at {config.checkpoint_dir / config.name}.json "
+            f"(no folder {config.checkpoint_dir}; train once without --resume first)"
+        )
     with checkpoint.RunLock(config.checkpoint_dir, config.name):
         config, meta = prepare(config)
         torch.set_num_threads(config.torch_threads)
@@ -300,20 +345,25 @@ def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
     history: list[dict[str, Any]] = []
     self_play = SelfPlay(config)
     if meta is not None:
-        saved = checkpoint.restore(model, env, config.checkpoint_dir, config.name, meta,
-                                   snapshots=config.preset.snapshots)
+        saved = checkpoint.restore(
+            model, env, config.checkpoint_dir, config.name, meta, snapshots=config.preset.snapshots
+        )
         started -= saved.wall_seconds
         history = saved.history
         if self_play.active:
             self_play.restore(model, saved.self_play, str(config.checkpoint_dir / f"{config.name}.state"))
-        print(f"resuming {config.checkpoint_dir / config.name} at {saved.num_timesteps} steps "
-              f"({saved.wall_seconds:.1f} s so far)")
+        print(
+            f"resuming {config.checkpoint_dir / config.name} at {saved.num_timesteps} steps "
+            f"({saved.wall_seconds:.1f} s so far)"
+        )
     remaining = config.timesteps - model.num_timesteps
     callback = ExactEvalCallback(config, started, history, self_play)
     callbacks = [SelfPlayCallback(self_play), callback] if self_play.active else [callback]
     bar = StepsBar() if config.progress_bar else None
     interrupted = False
-    held = SignalsHeld(reraise=False, message="still evaluating and saving the run; it ends once the checkpoint is written")
+    held = SignalsHeld(
+        reraise=False, message="still evaluating and saving the run; it ends once the checkpoint is written"
+    )
     with held:  # from here to the end a signal waits (it stops the run all the same)
         if remaining > 0:
             try:
@@ -356,7 +406,16 @@ def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
 def continue_command(config: RunConfig) -> str:
     """The command that resumes this run with the same settings."""
     preset = config.preset
-    parts = ["python", "-m", "train", preset.name, "--name", config.name, "--checkpoint-dir", str(config.checkpoint_dir)]
+    parts = [
+        "python",
+        "-m",
+        "train",
+        preset.name,
+        "--name",
+        config.name,
+        "--checkpoint-dir",
+        str(config.checkpoint_dir),
+    ]
     if config.logdir != DEFAULT_LOGDIR:
         parts += ["--logdir", str(config.logdir)]
     if config.timesteps != preset.timesteps:
@@ -378,8 +437,10 @@ def print_results(config: RunConfig, summary: dict[str, Any]) -> None:
     final = summary["final"]
     steps = final["timesteps"]
     print()
-    print(f"run {config.name}: {steps:,} steps in {final['wall_seconds']:.1f} s "
-          f"({steps / max(final['wall_seconds'], 1e-9):,.0f} steps/s)")
+    print(
+        f"run {config.name}: {steps:,} steps in {final['wall_seconds']:.1f} s "
+        f"({steps / max(final['wall_seconds'], 1e-9):,.0f} steps/s)"
+    )
     print(f"saved {summary['checkpoint']}.pt/.json/.state")
     print()
     if config.preset.n_players > 2:
@@ -387,5 +448,7 @@ def print_results(config: RunConfig, summary: dict[str, Any]) -> None:
             print(line)
         return
     solver = games.load(games.get(config.preset.game).exact)
-    for line in solver.format_figures(config.name, final, eval_opponents(config.preset), **exact_options(config.preset)):
+    for line in solver.format_figures(
+        config.name, final, eval_opponents(config.preset), **exact_options(config.preset)
+    ):
         print(line)

@@ -43,8 +43,9 @@ def require_ray() -> None:
         import ray  # noqa: F401
         from ray import tune  # noqa: F401
     except ImportError as e:
-        raise ScaleError(f"{e.name or 'Ray'} is not installed; seed studies and sweeps need the scale extra: "
-                         f"{INSTALL}") from None
+        raise ScaleError(
+            f"{e.name or 'Ray'} is not installed; seed studies and sweeps need the scale extra: {INSTALL}"
+        ) from None
 
 
 def add_run_options(parser: argparse.ArgumentParser, default_out: str) -> None:
@@ -56,20 +57,32 @@ def add_run_options(parser: argparse.ArgumentParser, default_out: str) -> None:
     # studies score the exact gap to the two-player optimum: heads-up presets only
     heads_up = [name for name, p in PRESETS.items() if p.n_players == 2]
     parser.add_argument("preset", choices=heads_up, metavar="PRESET", help="one of: " + ", ".join(heads_up))
-    parser.add_argument("--timesteps", type=_whole(1, MAX_TIMESTEPS), help="total steps of each run (default: the preset's)")
-    parser.add_argument("--n-envs", type=_whole(1, MAX_N_ENVS), help="games stepped in parallel in each run "
-                        "(default: the preset's)")
-    parser.add_argument("--eval-every", type=_whole(1, MAX_TIMESTEPS), help="steps between exact evaluations "
-                        "(default: the preset's)")
+    parser.add_argument(
+        "--timesteps", type=_whole(1, MAX_TIMESTEPS), help="total steps of each run (default: the preset's)"
+    )
+    parser.add_argument(
+        "--n-envs", type=_whole(1, MAX_N_ENVS), help="games stepped in parallel in each run (default: the preset's)"
+    )
+    parser.add_argument(
+        "--eval-every", type=_whole(1, MAX_TIMESTEPS), help="steps between exact evaluations (default: the preset's)"
+    )
     parser.add_argument("--no-early-stop", action="store_true", help="train all --timesteps even once exactly optimal")
-    parser.add_argument("--out", type=_folder_name, help=f"output folder: one folder per run, the summary JSON, "
-                        f"the plot (default {default_out})")
-    parser.add_argument("--address", help="a running Ray cluster to use (e.g. auto, or HOST:6379); default: start "
-                        "Ray on this machine")
-    parser.add_argument("--num-cpus", type=_whole(1, MAX_CPUS), help="CPUs of the Ray started on this machine "
-                        "(default: all; not with --address)")
-    parser.add_argument("--cpus-per-trial", type=_whole(1, MAX_CPUS), default=1,
-                        help="CPUs (and torch threads) of each run (default 1)")
+    parser.add_argument(
+        "--out",
+        type=_folder_name,
+        help=f"output folder: one folder per run, the summary JSON, the plot (default {default_out})",
+    )
+    parser.add_argument(
+        "--address", help="a running Ray cluster to use (e.g. auto, or HOST:6379); default: start Ray on this machine"
+    )
+    parser.add_argument(
+        "--num-cpus",
+        type=_whole(1, MAX_CPUS),
+        help="CPUs of the Ray started on this machine (default: all; not with --address)",
+    )
+    parser.add_argument(
+        "--cpus-per-trial", type=_whole(1, MAX_CPUS), default=1, help="CPUs (and torch threads) of each run (default 1)"
+    )
 
 
 def start_ray(address: str | None, num_cpus: int | None, cpus_per_trial: int) -> Callable[[], None]:
@@ -128,8 +141,10 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except (OSError, ValueError) as e:
-        raise ScaleError(f"--address {address}: nothing answers there ({getattr(e, 'strerror', None) or e}); "
-                         "start the cluster's head with: ray start --head") from None
+        raise ScaleError(
+            f"--address {address}: nothing answers there ({getattr(e, 'strerror', None) or e}); "
+            "start the cluster's head with: ray start --head"
+        ) from None
 
 
 def cluster_cpus() -> int:
@@ -212,11 +227,12 @@ def iqm(values: np.ndarray) -> float:
     median.  ``inf`` (a run that never got there) counts as the largest value."""
     ordered = np.sort(np.asarray(values, dtype=float))
     cut = int(IQM_TRIM * len(ordered))
-    return float(ordered[cut:len(ordered) - cut].mean())
+    return float(ordered[cut : len(ordered) - cut].mean())
 
 
-def bootstrap_ci(values: np.ndarray, statistic: Callable[[np.ndarray], float] = iqm,
-                 level: float = 0.95) -> tuple[float, float]:
+def bootstrap_ci(
+    values: np.ndarray, statistic: Callable[[np.ndarray], float] = iqm, level: float = 0.95
+) -> tuple[float, float]:
     """A percentile bootstrap confidence interval of ``statistic`` over the runs:
     ``BOOTSTRAP_SAMPLES`` resamples with replacement, drawn from ``BOOTSTRAP_SEED``.
     The bounds are resampled values, not interpolated (``inf`` stays ``inf``)."""
@@ -234,8 +250,13 @@ def distribution(values: list[float | None]) -> dict[str, float | None]:
     back as ``None``."""
     array = np.array([math.inf if v is None else v for v in values], dtype=float)
     low, high = bootstrap_ci(array)
-    figures = {"median": float(np.median(array)), "iqm": iqm(array), "ci95_low": low, "ci95_high": high,
-               "worst": float(array.max())}
+    figures = {
+        "median": float(np.median(array)),
+        "iqm": iqm(array),
+        "ci95_low": low,
+        "ci95_high": high,
+        "worst": float(array.max()),
+    }
     return {k: (v if math.isfinite(v) else None) for k, v in figures.items()}
 
 

@@ -73,19 +73,29 @@ def parse_seeds(text: str) -> list[int]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m train seeds",
-        description=textwrap.fill("Train a preset once per seed, in parallel on Ray, and print the "
-                                  "distribution of the results (median, IQM with a bootstrap 95% CI, "
-                                  "worst) and every seed's figures.", 78),
-        epilog=textwrap.fill("Each run is an ordinary python -m train run (checkpoints and "
-                             "TensorBoard log) in OUT/PRESET-seedN/; OUT/study.json holds the "
-                             "figures and OUT/study.png the plot. Needs the scale extra: "
-                             'pip install -e ".[scale]"', 78),
+        description=textwrap.fill(
+            "Train a preset once per seed, in parallel on Ray, and print the "
+            "distribution of the results (median, IQM with a bootstrap 95% CI, "
+            "worst) and every seed's figures.",
+            78,
+        ),
+        epilog=textwrap.fill(
+            "Each run is an ordinary python -m train run (checkpoints and "
+            "TensorBoard log) in OUT/PRESET-seedN/; OUT/study.json holds the "
+            "figures and OUT/study.png the plot. Needs the scale extra: "
+            'pip install -e ".[scale]"',
+            78,
+        ),
     )
-    parser.add_argument("--seeds", type=parse_seeds, default=parse_seeds("0-9"),
-                        help="seeds to train, e.g. 0-9 or 0-4,7 (default 0-9)")
+    parser.add_argument(
+        "--seeds", type=parse_seeds, default=parse_seeds("0-9"), help="seeds to train, e.g. 0-9 or 0-4,7 (default 0-9)"
+    )
     add_run_options(parser, "runs/PRESET-study")
-    parser.add_argument("--overwrite", action="store_true", help="replace runs of these seeds, and the study's "
-                        "study.json and study.png, already in --out")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace runs of these seeds, and the study's study.json and study.png, already in --out",
+    )
     return parser
 
 
@@ -111,8 +121,10 @@ def main(argv: list[str] | None = None) -> int:
             for seed, name in names.items():
                 existing = existing_files(out / name, name)
                 if existing:
-                    raise ScaleError(f"{existing[0]} already exists (seed {seed} was trained there); "
-                                     "pass --overwrite to train it again, or choose another --out")
+                    raise ScaleError(
+                        f"{existing[0]} already exists (seed {seed} was trained there); "
+                        "pass --overwrite to train it again, or choose another --out"
+                    )
         check_outputs(out, args.overwrite)
         stop_signals_raise()  # from here on a signal unwinds: Ray is stopped, the runs keep their checkpoints
         stop = start_ray(args.address, args.num_cpus, args.cpus_per_trial)
@@ -121,8 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return study(args, out, names, "python -m train seeds " + shlex.join(argv))
     except KeyboardInterrupt:
-        print(f"\ninterrupted ({signal_label(stop_signal())}): the finished runs, and each other run's last "
-              f"checkpoint, are in {out}", file=sys.stderr)
+        print(
+            f"\ninterrupted ({signal_label(stop_signal())}): the finished runs, and each other run's last "
+            f"checkpoint, are in {out}",
+            file=sys.stderr,
+        )
         return stop_status()
     finally:
         stop()
@@ -156,8 +171,10 @@ def study(args: argparse.Namespace, out: Path, names: dict[int, str], command: s
         config = run_config(preset, args, seed=seed, name=name, folder=root / name, overwrite=args.overwrite)
         pending[task.remote(config)] = seed
     at_once = max(1, min(len(names), cpus // args.cpus_per_trial))
-    print(f"{preset.name}: {len(names)} runs on Ray ({plural(cpus, 'CPU')}, {args.cpus_per_trial} per run, "
-          f"up to {at_once} at once); output in {out}")
+    print(
+        f"{preset.name}: {len(names)} runs on Ray ({plural(cpus, 'CPU')}, {args.cpus_per_trial} per run, "
+        f"up to {at_once} at once); output in {out}"
+    )
     started = time.time()
     runs: list[dict[str, Any]] = []
     failed = 0
@@ -215,13 +232,16 @@ def plural(count: int, noun: str) -> str:
 def describe(run: dict[str, Any]) -> str:
     """One run's line as it finishes."""
     if run["steps_to_optimum"] is not None:
-        return (f"seed {run['seed']}: exactly optimal at {run['steps_to_optimum']:,} steps, "
-                f"{run['seconds_to_optimum']:.1f} s")
+        return (
+            f"seed {run['seed']}: exactly optimal at {run['steps_to_optimum']:,} steps, "
+            f"{run['seconds_to_optimum']:.1f} s"
+        )
     return f"seed {run['seed']}: {run['steps']:,} steps, {run['seconds']:.1f} s, gap {run['gap_pp']:.4f} pp"
 
 
-def summarize(preset, runs: list[dict[str, Any]], args: argparse.Namespace, *, command: str,
-              wall_seconds: float, cpus: int) -> dict[str, Any]:
+def summarize(
+    preset, runs: list[dict[str, Any]], args: argparse.Namespace, *, command: str, wall_seconds: float, cpus: int
+) -> dict[str, Any]:
     """The study's JSON: what was run, where, how long, the distributions and every run."""
     stops = preset.stop_when_optimal and not args.no_early_stop
     figures = {"gap_pp": distribution([r["gap_pp"] for r in runs])}
@@ -253,7 +273,8 @@ def format_study(result: dict[str, Any]) -> list[str]:
     """The study's results for people (80 columns)."""
     n = len(result["runs"])
     lines = [
-        f"{result['preset']}: {n} seeds in {result['wall_seconds']:.1f} s on Ray ({plural(result['ray']['cpus'], 'CPU')}, "
+        f"{result['preset']}: {n} seeds in {result['wall_seconds']:.1f} s on Ray "
+        f"({plural(result['ray']['cpus'], 'CPU')}, "
         f"{result['ray']['cpus_per_trial']} per run)",
         f"(the runs' own seconds add up to {result['runs_seconds_total']:.1f} s)",
         "",
@@ -261,16 +282,24 @@ def format_study(result: dict[str, Any]) -> list[str]:
     ]
     for key, stats in result["distribution"].items():
         label, show = ROWS[key]
-        cell = lambda v: "never" if v is None else show(v)  # noqa: E731
+
+        def cell(v, show=show):
+            return "never" if v is None else show(v)
+
         ci = f"{cell(stats['ci95_low'])} to {cell(stats['ci95_high'])}"
         lines.append(f"{label:<24}{cell(stats['median']):>9}{cell(stats['iqm']):>9}{ci:>20}{cell(stats['worst']):>9}")
     if result["reached_optimum"] is not None:
-        lines.append(f"{result['reached_optimum']} of {n} runs reached the exact optimum (a run that did not "
-                     "counts as never)")
+        lines.append(
+            f"{result['reached_optimum']} of {n} runs reached the exact optimum (a run that did not counts as never)"
+        )
     header = f"{'seed':>10}{'steps':>13}{'seconds':>9}{'gap (pp)':>10}"
     lines += ["", header + (f"{'optimal at':>13}{'seconds':>9}" if result["reached_optimum"] is not None else "")]
     for run in result["runs"]:
-        at = "" if run["steps_to_optimum"] is None else f"{run['steps_to_optimum']:>13,}{run['seconds_to_optimum']:>9.1f}"
+        at = (
+            ""
+            if run["steps_to_optimum"] is None
+            else f"{run['steps_to_optimum']:>13,}{run['seconds_to_optimum']:>9.1f}"
+        )
         lines.append(f"{run['seed']:>10}{run['steps']:>13,}{run['seconds']:>9.1f}{run['gap_pp']:>10.4f}{at}")
     return lines
 
@@ -286,7 +315,7 @@ def write_outputs(out: Path, result: dict[str, Any], overwrite: bool = False) ->
     try:
         image = plot_study(out, result)
     except ImportError:
-        print("no plot: matplotlib is not installed (pip install -e \".[scale]\")")
+        print('no plot: matplotlib is not installed (pip install -e ".[scale]")')
         return
     except (OSError, ValueError) as e:  # e.g. a run's metadata on another machine's disk (no shared storage)
         print(f"no plot: {first_line(e)}")
@@ -335,7 +364,9 @@ def plot_study(out: Path, result: dict[str, Any]) -> bytes:
     spread.set_yticks([])
     spread.set_xlabel("steps to the exact optimum (M)" if scale > 1 else "gap at the end (pp)")
     missing = sum(v is None for v in values)
-    spread.set_title(f"{len(values) - missing} of {len(values)} seeds reached the exact optimum" if scale > 1 else "gap at the end")
+    spread.set_title(
+        f"{len(values) - missing} of {len(values)} seeds reached the exact optimum" if scale > 1 else "gap at the end"
+    )
     spread.legend(fontsize="small")
     fig.tight_layout()
     image = io.BytesIO()

@@ -37,8 +37,11 @@ class SelfPlay:
         self.weights = pool_weights(preset)
         options = exact_options(preset)
         self.live = plays_live(preset)
-        form = ((lambda name: agents.live_opponent(preset.game, name, preset.n_players)) if self.live
-                else (lambda name: agents.bot_table(preset.game, name, **options)))
+        form = (
+            (lambda name: agents.live_opponent(preset.game, name, preset.n_players))
+            if self.live
+            else (lambda name: agents.bot_table(preset.game, name, **options))
+        )
         self.fixed = [form(name) for name in (preset.opponent, *preset.pool)] if self.weights else []
         self.snapshots: list[dict[str, torch.Tensor]] = []  # the learner's past weights, one per place
         self.tables: list[Any] = []  # their policy tables
@@ -85,8 +88,12 @@ class SelfPlay:
         return bool(preset.snapshots)
 
     def state(self) -> dict[str, Any]:
-        return {"snapshots": list(self.snapshots), "oldest": self.oldest, "taken": self.taken,
-                "next_at": int(self.next_at)}
+        return {
+            "snapshots": list(self.snapshots),
+            "oldest": self.oldest,
+            "taken": self.taken,
+            "next_at": int(self.next_at),
+        }
 
     def restore(self, model, saved: Any, where: str) -> None:
         """The pool of a resumed run, from its training state (checked: one line if wrong)."""
@@ -96,13 +103,21 @@ class SelfPlay:
             value = saved.get(key)
             return not isinstance(value, bool) and isinstance(value, int) and 0 <= value <= high
 
-        if not isinstance(saved, dict) or not isinstance(saved.get("snapshots"), list) \
-                or len(saved["snapshots"]) not in (0, preset.snapshots) \
-                or not (count("next_at", checkpoint.MAX_TIMESTEPS) and count("taken", checkpoint.MAX_TIMESTEPS)
-                        and count("oldest", max(preset.snapshots - 1, 0))) \
-                or (preset.snapshots and bool(saved["snapshots"]) != bool(saved["taken"])):
-            raise RunError(f"--resume: {where}: self_play is not the pool of {preset.snapshots} snapshots "
-                           f"the preset {preset.name} keeps")
+        if (
+            not isinstance(saved, dict)
+            or not isinstance(saved.get("snapshots"), list)
+            or len(saved["snapshots"]) not in (0, preset.snapshots)
+            or not (
+                count("next_at", checkpoint.MAX_TIMESTEPS)
+                and count("taken", checkpoint.MAX_TIMESTEPS)
+                and count("oldest", max(preset.snapshots - 1, 0))
+            )
+            or (preset.snapshots and bool(saved["snapshots"]) != bool(saved["taken"]))
+        ):
+            raise RunError(
+                f"--resume: {where}: self_play is not the pool of {preset.snapshots} snapshots "
+                f"the preset {preset.name} keeps"
+            )
         tables = []
         for i, weights in enumerate(saved["snapshots"]):
             policy = build_policy(preset.game, preset.policy, preset.env)

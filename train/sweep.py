@@ -68,27 +68,41 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="python -m train sweep",
-        description=textwrap.fill("Search a preset's settings (declared next to it in its game's presets.py) "
-                                  "with Ray Tune and Optuna's sampler; poor trials are stopped early. "
-                                  "Prints the best settings as a preset entry.", 78),
-        epilog=textwrap.fill("Score: the exact gap in pp at the end (mean over seats); a run that "
-                             "becomes exactly optimal scores steps-to-optimum / timesteps - 1 "
-                             "(below 0, lower is sooner). Running the same command again resumes "
-                             "the study from --storage. Each trial is an ordinary python -m train "
-                             "run in OUT/trials/PRESET-trialN/. Needs the scale extra: "
-                             'pip install -e ".[scale]"', 78),
+        description=textwrap.fill(
+            "Search a preset's settings (declared next to it in its game's presets.py) "
+            "with Ray Tune and Optuna's sampler; poor trials are stopped early. "
+            "Prints the best settings as a preset entry.",
+            78,
+        ),
+        epilog=textwrap.fill(
+            "Score: the exact gap in pp at the end (mean over seats); a run that "
+            "becomes exactly optimal scores steps-to-optimum / timesteps - 1 "
+            "(below 0, lower is sooner). Running the same command again resumes "
+            "the study from --storage. Each trial is an ordinary python -m train "
+            "run in OUT/trials/PRESET-trialN/. Needs the scale extra: "
+            'pip install -e ".[scale]"',
+            78,
+        ),
     )
-    parser.add_argument("--trials", type=_whole(1, MAX_TRIALS), default=20,
-                        help="trials in the study in all, counting those of earlier sessions (default 20)")
+    parser.add_argument(
+        "--trials",
+        type=_whole(1, MAX_TRIALS),
+        default=20,
+        help="trials in the study in all, counting those of earlier sessions (default 20)",
+    )
     add_run_options(parser, "runs/PRESET-sweep")
     parser.add_argument("--storage", help="Optuna storage URL that keeps the study (default: sqlite:///OUT/optuna.db)")
     parser.add_argument("--study-name", help="the study's name in --storage (default: PRESET)")
     parser.add_argument("--seed", type=_whole(0, MAX_SEED), default=0, help="seed of every trial's run (default 0)")
-    parser.add_argument("--sampler-seed", type=_whole(0, MAX_SEED), default=0,
-                        help="seed of Optuna's TPE sampler (default 0)")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace OUT/sweep.json (another study's, or one that cannot be read) instead of "
-                             "refusing it; the study's records are then rebuilt from --storage")
+    parser.add_argument(
+        "--sampler-seed", type=_whole(0, MAX_SEED), default=0, help="seed of Optuna's TPE sampler (default 0)"
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace OUT/sweep.json (another study's, or one that cannot be read) instead of "
+        "refusing it; the study's records are then rebuilt from --storage",
+    )
     return parser
 
 
@@ -137,12 +151,24 @@ def _trial(config: dict[str, Any], base: Preset, args: argparse.Namespace, root:
             first_optimal.append(int(figures["timesteps"]))
         reached = first_optimal[0] if first_optimal else None
         found = {"steps_to_optimum": reached} if reached is not None else {}
-        return {"score": score(gap(figures), reached, budget), "gap_pp": gap(figures),
-                "timesteps": int(figures["timesteps"]), "wall_seconds": round(float(figures["wall_seconds"]), 1),
-                "optimal": bool(figures["optimal"]), **found, **extra}
+        return {
+            "score": score(gap(figures), reached, budget),
+            "gap_pp": gap(figures),
+            "timesteps": int(figures["timesteps"]),
+            "wall_seconds": round(float(figures["wall_seconds"]), 1),
+            "optimal": bool(figures["optimal"]),
+            **found,
+            **extra,
+        }
 
-    run = run_config(preset, args, seed=args.seed, name=name, folder=Path(root) / "trials" / name,
-                     on_eval=lambda figures: tune.report(metrics(figures)))
+    run = run_config(
+        preset,
+        args,
+        seed=args.seed,
+        name=name,
+        folder=Path(root) / "trials" / name,
+        on_eval=lambda figures: tune.report(metrics(figures)),
+    )
     summary = train(run)
     tune.report(metrics(summary["final"], finished=True))
 
@@ -153,8 +179,13 @@ def open_study(storage: str, name: str, sampler_seed: int):
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     try:
-        return optuna.create_study(storage=storage, study_name=name, direction="minimize", load_if_exists=True,
-                                   sampler=optuna.samplers.TPESampler(seed=sampler_seed))
+        return optuna.create_study(
+            storage=storage,
+            study_name=name,
+            direction="minimize",
+            load_if_exists=True,
+            sampler=optuna.samplers.TPESampler(seed=sampler_seed),
+        )
     except Exception as e:  # noqa: BLE001 - SQLAlchemy's and Optuna's errors for a bad URL or file are many
         raise ScaleError(f"--storage {storage}: cannot open the study there ({first_line(e)})") from None
 
@@ -191,11 +222,15 @@ def main(argv: list[str] | None = None) -> int:
         new = not study.get_trials(deepcopy=False)
         trials = out / "trials"
         if new and trials.is_dir() and any(trials.iterdir()):
-            raise ScaleError(f"{trials} holds trials of another study (not in --storage {storage}); "
-                             "choose another --out, or the --storage and --study-name of that study")
+            raise ScaleError(
+                f"{trials} holds trials of another study (not in --storage {storage}); "
+                "choose another --out, or the --storage and --study-name of that study"
+            )
         if new and records:
-            raise ScaleError(f"{out / SWEEP_FILE} holds the trials of another study (not in --storage {storage}); "
-                             "give --overwrite to replace it, or choose another --out")
+            raise ScaleError(
+                f"{out / SWEEP_FILE} holds the trials of another study (not in --storage {storage}); "
+                "give --overwrite to replace it, or choose another --out"
+            )
         done = settle(study, preset)
         remaining = args.trials - done
         stop = start_ray(args.address, args.num_cpus, args.cpus_per_trial) if remaining > 0 else (lambda: None)
@@ -204,21 +239,30 @@ def main(argv: list[str] | None = None) -> int:
     try:
         session: dict[str, Any] = {"ran": 0, "errors": 0, "seconds": 0.0}
         if remaining > 0:
-            print(f"sweep {preset.name}: {remaining} trial{'s' if remaining > 1 else ''} to run "
-                  f"({done} of {args.trials} done); output in {out}", flush=True)
+            print(
+                f"sweep {preset.name}: {remaining} trial{'s' if remaining > 1 else ''} to run "
+                f"({done} of {args.trials} done); output in {out}",
+                flush=True,
+            )
             session = run_trials(preset, args, out, storage, study_name, remaining, records)
         else:
-            print(f"sweep {preset.name}: {done} trials done, --trials {args.trials}: nothing to run "
-                  "(raise --trials for more)")
+            print(
+                f"sweep {preset.name}: {done} trials done, --trials {args.trials}: nothing to run "
+                "(raise --trials for more)"
+            )
     except KeyboardInterrupt:
-        print(f"\ninterrupted ({signal_label(stop_signal())}): the trials that ended are recorded in "
-              f"{out / SWEEP_FILE}; run the same command again to continue the study", file=sys.stderr)
+        print(
+            f"\ninterrupted ({signal_label(stop_signal())}): the trials that ended are recorded in "
+            f"{out / SWEEP_FILE}; run the same command again to continue the study",
+            file=sys.stderr,
+        )
         return stop_status()
     finally:
         stop()
     study = open_study(storage, study_name, args.sampler_seed)
-    result = summarize(preset, args, study, records, storage=storage,
-                       command="python -m train sweep " + shlex.join(argv))
+    result = summarize(
+        preset, args, study, records, storage=storage, command="python -m train sweep " + shlex.join(argv)
+    )
     print()
     for line in format_sweep(result, session):
         print(line)
@@ -232,8 +276,15 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if session["errors"] else 0
 
 
-def run_trials(preset: Preset, args: argparse.Namespace, out: Path, storage: str, study_name: str,
-               count: int, records: dict[int, dict[str, Any]]) -> dict[str, Any]:
+def run_trials(
+    preset: Preset,
+    args: argparse.Namespace,
+    out: Path,
+    storage: str,
+    study_name: str,
+    count: int,
+    records: dict[int, dict[str, Any]],
+) -> dict[str, Any]:
     """Run ``count`` trials with Tune; record each one's last report in ``records`` and
     ``OUT/sweep.json``."""
     from ray import tune
@@ -252,14 +303,28 @@ def run_trials(preset: Preset, args: argparse.Namespace, out: Path, storage: str
     # the sampler's seed moves on with the trials already in the study: a resumed sweep
     # draws new settings, not those of the session before it (and stays reproducible)
     seed = args.sampler_seed + len(rdb.get_all_trials(rdb.get_study_id_from_name(study_name), deepcopy=False))
-    searcher = OptunaSearch(space=SearchSpace(preset.search), metric="score", mode="min",
-                            sampler=optuna.samplers.TPESampler(seed=seed), study_name=study_name, storage=rdb)
+    searcher = OptunaSearch(
+        space=SearchSpace(preset.search),
+        metric="score",
+        mode="min",
+        sampler=optuna.samplers.TPESampler(seed=seed),
+        study_name=study_name,
+        storage=rdb,
+    )
     # time in steps: trials are compared at equal step counts; max_t lies past the last
     # step a run can reach (PPO rounds up to whole rollouts), so runs end by themselves
-    scheduler = ASHAScheduler(time_attr="timesteps", metric="score", mode="min", max_t=2 * budget + 1,
-                              grace_period=min(GRACE_EVALUATIONS * every, budget), reduction_factor=REDUCTION_FACTOR)
-    trainable = tune.with_resources(tune.with_parameters(_trial, base=preset, args=args, root=str(out.resolve())),
-                                    {"cpu": args.cpus_per_trial})
+    scheduler = ASHAScheduler(
+        time_attr="timesteps",
+        metric="score",
+        mode="min",
+        max_t=2 * budget + 1,
+        grace_period=min(GRACE_EVALUATIONS * every, budget),
+        reduction_factor=REDUCTION_FACTOR,
+    )
+    trainable = tune.with_resources(
+        tune.with_parameters(_trial, base=preset, args=args, root=str(out.resolve())), {"cpu": args.cpus_per_trial}
+    )
+
     class Progress(tune.Callback):
         """A line per trial as it ends, and its record kept at once (an interrupted
         sweep keeps the records of the trials it finished)."""
@@ -281,8 +346,12 @@ def run_trials(preset: Preset, args: argparse.Namespace, out: Path, storage: str
     with tempfile.TemporaryDirectory(prefix="dice-arena-tune-") as tune_dir:  # Tune's own records: not kept
         tuner = tune.Tuner(
             trainable,
-            tune_config=tune.TuneConfig(search_alg=searcher, scheduler=scheduler, num_samples=count,
-                                        max_concurrent_trials=max(1, cluster_cpus() // args.cpus_per_trial)),
+            tune_config=tune.TuneConfig(
+                search_alg=searcher,
+                scheduler=scheduler,
+                num_samples=count,
+                max_concurrent_trials=max(1, cluster_cpus() // args.cpus_per_trial),
+            ),
             run_config=tune.RunConfig(name="sweep", storage_path=tune_dir, verbose=0, callbacks=[Progress()]),
         )
         results = tuner.fit()
@@ -295,16 +364,21 @@ def run_trials(preset: Preset, args: argparse.Namespace, out: Path, storage: str
     return {"ran": len(results), "errors": errors, "seconds": round(time.time() - started, 1)}
 
 
-def trial_record(preset: Preset, out: Path, config: dict[str, Any] | None, metrics: dict[str, Any] | None,
-                 error: Any) -> dict[str, Any] | None:
+def trial_record(
+    preset: Preset, out: Path, config: dict[str, Any] | None, metrics: dict[str, Any] | None, error: Any
+) -> dict[str, Any] | None:
     """A finished trial's settings and last report (``error``: why it failed, or None)."""
     config, metrics = config or {}, metrics or {}
     if TRIAL_NUMBER not in config:
         return None
     name = trial_name(preset, config[TRIAL_NUMBER])
     state = "error" if error is not None else "finished" if metrics.get("finished") else "stopped early"
-    record = {"trial": config[TRIAL_NUMBER], "state": state, "settings": {k: config[k] for k in preset.search},
-              "folder": str(out / "trials" / name)}
+    record = {
+        "trial": config[TRIAL_NUMBER],
+        "state": state,
+        "settings": {k: config[k] for k in preset.search},
+        "folder": str(out / "trials" / name),
+    }
     for key in ("score", "gap_pp", "timesteps", "wall_seconds", "optimal", "steps_to_optimum"):
         if key in metrics:
             record[key] = metrics[key]
@@ -348,12 +422,17 @@ def load_records(out: Path, study_name: str | None = None) -> dict[int, dict[str
         raise ScaleError(f"{e}; give --overwrite to replace it") from None
     trials = saved.get("trials") if isinstance(saved, dict) else None
     if not isinstance(trials, list) or not all(
-            isinstance(r, dict) and type(r.get("trial")) is int and 0 <= r["trial"] <= MAX_TRIALS for r in trials):
-        raise ScaleError(f"{path}: not a sweep's summary (\"trials\": a list of trial records with their "
-                         "numbers); give --overwrite to replace it, or choose another --out")
+        isinstance(r, dict) and type(r.get("trial")) is int and 0 <= r["trial"] <= MAX_TRIALS for r in trials
+    ):
+        raise ScaleError(
+            f'{path}: not a sweep\'s summary ("trials": a list of trial records with their '
+            "numbers); give --overwrite to replace it, or choose another --out"
+        )
     if study_name is not None and saved.get("study", study_name) != study_name:
-        raise ScaleError(f"{path} holds the trials of study {str(saved['study'])[:60]!r}, not {study_name!r}; "
-                         "give --overwrite to replace it, or choose another --out")
+        raise ScaleError(
+            f"{path} holds the trials of study {str(saved['study'])[:60]!r}, not {study_name!r}; "
+            "give --overwrite to replace it, or choose another --out"
+        )
     return {r["trial"]: r for r in trials}
 
 
@@ -362,20 +441,31 @@ def save_records(out: Path, records: dict[int, dict[str, Any]], study_name: str)
     never through a link or onto a device (``FileRefused``)."""
     from agents.ppo_agent import json_bytes
 
-    write_output(out / SWEEP_FILE, json_bytes({"study": study_name, "trials": [records[k] for k in sorted(records)]}),
-                 True, "sweep summary", "--overwrite")
+    write_output(
+        out / SWEEP_FILE,
+        json_bytes({"study": study_name, "trials": [records[k] for k in sorted(records)]}),
+        True,
+        "sweep summary",
+        "--overwrite",
+    )
 
 
-def summarize(preset: Preset, args: argparse.Namespace, study, records: dict[int, dict[str, Any]], *,
-              storage: str, command: str) -> dict[str, Any]:
+def summarize(
+    preset: Preset, args: argparse.Namespace, study, records: dict[int, dict[str, Any]], *, storage: str, command: str
+) -> dict[str, Any]:
     """The sweep's JSON: every trial of the study, the best one, and the best as a preset entry."""
     from optuna.trial import TrialState
 
     trials = []
     own = best = None
     for trial in study.get_trials(deepcopy=False):
-        entry = {"trial": trial.number, "state": trial.state.name.lower(), "score": trial.value,
-                 "settings": dict(trial.params), "preset_settings": bool(trial.user_attrs.get(OWN_SETTINGS))}
+        entry = {
+            "trial": trial.number,
+            "state": trial.state.name.lower(),
+            "score": trial.value,
+            "settings": dict(trial.params),
+            "preset_settings": bool(trial.user_attrs.get(OWN_SETTINGS)),
+        }
         entry.update({k: v for k, v in records.get(trial.number, {}).items() if k not in entry or k == "state"})
         trials.append(entry)
         if trial.state == TrialState.COMPLETE and trial.value is not None:
@@ -384,9 +474,15 @@ def summarize(preset: Preset, args: argparse.Namespace, study, records: dict[int
             if best is None or trial.value < best["score"]:
                 best = entry
     result: dict[str, Any] = {
-        "preset": preset.name, "command": command, "storage": storage, "study": study.study_name,
-        "timesteps": args.timesteps or preset.timesteps, "seed": args.seed, "trials": trials,
-        "best": best, "preset_trial": own,
+        "preset": preset.name,
+        "command": command,
+        "storage": storage,
+        "study": study.study_name,
+        "timesteps": args.timesteps or preset.timesteps,
+        "seed": args.seed,
+        "trials": trials,
+        "best": best,
+        "preset_trial": own,
     }
     if best is not None:
         result["best_preset_entry"] = preset_source(with_settings(preset, best["settings"], f"{preset.name}-tuned"))
@@ -396,10 +492,13 @@ def summarize(preset: Preset, args: argparse.Namespace, study, records: dict[int
 def format_sweep(result: dict[str, Any], session: dict[str, Any]) -> list[str]:
     """The sweep's results for people (80 columns, but for the preset entry's long lines)."""
     trials = result["trials"]
-    lines = [f"study {result['study']} ({result['storage']}):",
-             f"  {len(trials)} trials; {session['ran']} ran now in {session['seconds']:.1f} s"
-             + (f", {session['errors']} of them failed (see above)" if session["errors"] else ""),
-             "", f"{'trial':>6}  {'state':<14}{'score':>9}{'gap (pp)':>10}{'steps':>13}{'optimal at':>13}"]
+    lines = [
+        f"study {result['study']} ({result['storage']}):",
+        f"  {len(trials)} trials; {session['ran']} ran now in {session['seconds']:.1f} s"
+        + (f", {session['errors']} of them failed (see above)" if session["errors"] else ""),
+        "",
+        f"{'trial':>6}  {'state':<14}{'score':>9}{'gap (pp)':>10}{'steps':>13}{'optimal at':>13}",
+    ]
     ranked = sorted(trials, key=lambda t: (t["score"] is None, t["score"] if t["score"] is not None else 0))
     for t in ranked:
         cells = [f"{t['trial']:>6}  {t['state']:<14}", f"{t['score']:>9.4f}" if t["score"] is not None else " " * 9]
@@ -418,7 +517,9 @@ def format_sweep(result: dict[str, Any], session: dict[str, Any]) -> list[str]:
     else:
         lines.append(f"it beats the preset's own settings (trial {own['trial']}, score {own['score']:.4f})")
     for key, value in best["settings"].items():
-        lines.append(f"  {key:<16}{value!r:>12}   preset: {own['settings'][key]!r}" if own else f"  {key:<16}{value!r:>12}")
+        lines.append(
+            f"  {key:<16}{value!r:>12}   preset: {own['settings'][key]!r}" if own else f"  {key:<16}{value!r:>12}"
+        )
     return [*lines, "", "as a preset entry (the game's presets.py):", *result["best_preset_entry"].splitlines()]
 
 

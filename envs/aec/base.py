@@ -73,7 +73,11 @@ class DiceAECEnv(AECEnv):
     (a seat); other keys are ignored.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "ansi"], "is_parallelizable": False, "render_fps": 2}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["human", "ansi"],
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
     # Set by each game's module: its GameSpec (engine, codec, narrator, players, options, actions).
     spec_of_game: ClassVar[GameSpec]
 
@@ -92,10 +96,12 @@ class DiceAECEnv(AECEnv):
         low, high, shape = self.codec.space_bounds(n_players, **self.options)
         self.action_spaces = {agent: spaces.Discrete(self.n_actions) for agent in self.possible_agents}
         self.observation_spaces = {
-            agent: spaces.Dict({
-                "observation": spaces.Box(low, high, shape=shape, dtype=np.int64),
-                "action_mask": spaces.Box(0, 1, shape=(self.n_actions,), dtype=np.int8),
-            })
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(low, high, shape=shape, dtype=np.int64),
+                    "action_mask": spaces.Box(0, 1, shape=(self.n_actions,), dtype=np.int8),
+                }
+            )
             for agent in self.possible_agents
         }
         self.np_random: np.random.Generator | None = None  # the dice's generator, from reset() on

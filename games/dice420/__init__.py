@@ -47,7 +47,9 @@ SPEC = GameSpec(
     exact_n="games.dice420.reply",
     default_bot={2: "ppo-420", **{n: "optimal" for n in range(3, game.MAX_PLAYERS + 1)}},
     finish_ranking="left",  # the order players made 20 and dropped out (R7)
-    exact_tables={None: "games.dice420.reply:tournament_figure"},  # two players: the solver (play.tournament.exact_heads_up)
+    exact_tables={
+        None: "games.dice420.reply:tournament_figure"
+    },  # two players: the solver (play.tournament.exact_heads_up)
     view="games.dice420.view",
     web="games.dice420.web:WEB",
     evaluate="games.dice420.evaluate",

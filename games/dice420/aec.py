@@ -66,7 +66,12 @@ class raw_env(DiceAECEnv):
     - v0: initial version.
     """
 
-    metadata: ClassVar[dict] = {"render_modes": ["human", "ansi"], "name": "dice420_v0", "is_parallelizable": False, "render_fps": 2}
+    metadata: ClassVar[dict] = {
+        "render_modes": ["human", "ansi"],
+        "name": "dice420_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
     spec_of_game = SPEC
 
     def __init__(self, n_players: int = 2, render_mode: str | None = None):
@@ -75,8 +80,12 @@ class raw_env(DiceAECEnv):
     def status(self) -> str:
         game = self.game
         hands = ", ".join(
-            f"{self.who(s)} " + (f"out (place {game.finish_order.index(s) + 1})" if s in game.finish_order
-                                 else narrate.hand_total(game.hands[s]))
+            f"{self.who(s)} "
+            + (
+                f"out (place {game.finish_order.index(s) + 1})"
+                if s in game.finish_order
+                else narrate.hand_total(game.hands[s])
+            )
             for s in range(self.n_players)
         )
         return f"Hands: {hands}. " + super().status()

@@ -131,8 +131,15 @@ class Dice420Env(TableEnv):
     spec_of_game = SPEC
     fallback = ("reroll_all", g.REROLL_ALL)
 
-    def __init__(self, opponent: Any = None, n_players: int = 2, agent_seat: int | str = "random",
-                 reward: str = "outcome", illegal_action: str = "reroll_all", render_mode: Optional[str] = None):
+    def __init__(
+        self,
+        opponent: Any = None,
+        n_players: int = 2,
+        agent_seat: int | str = "random",
+        reward: str = "outcome",
+        illegal_action: str = "reroll_all",
+        render_mode: Optional[str] = None,
+    ):
         if reward not in REWARDS:
             raise ValueError(f"reward must be 'outcome' or 'rank', got {reward!r}")
         super().__init__(opponent, n_players, agent_seat, illegal_action, render_mode)

@@ -88,8 +88,18 @@ def explain(policy: np.ndarray) -> Breakdown:
         h, o = divmod(int(flat), s.N_HANDS)
         if total[h, o] <= 1e-15:
             break
-        losses.append(Loss(h, o, float(visits[h, o]), float(total[h, o]), int(policy[h, o].argmax()),
-                           int(best.policy[h, o]), float(played_value[h, o]), float(best.value[h, o])))
+        losses.append(
+            Loss(
+                h,
+                o,
+                float(visits[h, o]),
+                float(total[h, o]),
+                int(policy[h, o].argmax()),
+                int(best.policy[h, o]),
+                float(played_value[h, o]),
+                float(best.value[h, o]),
+            )
+        )
     return Breakdown(float(per_seat[g.RED].sum()), float(per_seat[g.BLUE].sum()), tuple(losses))
 
 
@@ -101,17 +111,22 @@ def _keep(k: int) -> str:
 def format_breakdown(b: Breakdown, top: int = 10, name: str = "policy") -> list[str]:
     """The breakdown for people: the gaps, how thin they are spread, the ``top`` largest losses."""
     total = b.gap_red + b.gap_blue
-    lines = [f"{name}: where the gap to the optimum goes (exact)",
-             f"  gap as Red {100 * b.gap_red:.4f} pp, as Blue {100 * b.gap_blue:.4f} pp; "
-             f"the states' losses add up to both"]
+    lines = [
+        f"{name}: where the gap to the optimum goes (exact)",
+        f"  gap as Red {100 * b.gap_red:.4f} pp, as Blue {100 * b.gap_blue:.4f} pp; the states' losses add up to both",
+    ]
     if not b.losses:
         return [*lines, "  no decision state loses anything: exactly optimal"]
     half = int(np.searchsorted(np.cumsum([loss.loss for loss in b.losses]), total / 2)) + 1
     lines.append(f"  {len(b.losses):,} states lose something; the largest {half} hold half the gap")
     lines.append(f"  the {min(top, len(b.losses))} largest losses (reach = visits per game, both seats):")
     for loss in b.losses[:top]:
-        lines.append(f"    {100 * loss.loss:.4f} pp  reach {loss.reach:.4f}  P(win) "
-                     f"{loss.value_played:.4f} -> {loss.value_best:.4f}")
-        lines.append(f"      hand {g.format_hand(g.HANDS[loss.hand])} against "
-                     f"{g.format_hand(g.HANDS[loss.other])}: plays {_keep(loss.played)}, best {_keep(loss.best)}")
+        lines.append(
+            f"    {100 * loss.loss:.4f} pp  reach {loss.reach:.4f}  P(win) "
+            f"{loss.value_played:.4f} -> {loss.value_best:.4f}"
+        )
+        lines.append(
+            f"      hand {g.format_hand(g.HANDS[loss.hand])} against "
+            f"{g.format_hand(g.HANDS[loss.other])}: plays {_keep(loss.played)}, best {_keep(loss.best)}"
+        )
     return lines

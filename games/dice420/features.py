@@ -33,7 +33,9 @@ class Hand420Features(BaseFeaturesExtractor):
 
     def __init__(self, observation_space: gym.spaces.Box, features_dim: int = 128):
         if tuple(observation_space.shape) != (8,):
-            raise ValueError(f"Hand420Features reads two-player 420 observations (8 dice), not shape {observation_space.shape}")
+            raise ValueError(
+                f"Hand420Features reads two-player 420 observations (8 dice), not shape {observation_space.shape}"
+            )
         super().__init__(observation_space, features_dim=features_dim)
         self.register_buffer("code_to_hand", torch.as_tensor(CODE_TO_HAND.clip(min=0)), persistent=False)
         self.register_buffer("powers", torch.tensor([216, 36, 6, 1]), persistent=False)

@@ -61,9 +61,7 @@ def is_win(hand: Sequence[int] | None) -> bool:
 # Every hand (126 multisets) and every keep R3 allows anywhere (14 of them), each
 # written high to low.  Their order (ascending multisets) numbers hands and actions
 # everywhere: tables, observations' embeddings and trained policies rely on it.
-HANDS: tuple[Hand, ...] = tuple(
-    canonical(c) for c in itertools.combinations_with_replacement(range(1, 7), N_DICE)
-)
+HANDS: tuple[Hand, ...] = tuple(canonical(c) for c in itertools.combinations_with_replacement(range(1, 7), N_DICE))
 HAND_INDEX: dict[Hand, int] = {h: i for i, h in enumerate(HANDS)}
 KEEPS: tuple[Keep, ...] = tuple(
     canonical(k)
@@ -123,7 +121,10 @@ def explain_illegal(hand: Sequence[int], keep: Sequence[int]) -> str:
     if n == 1:
         return f"rerolling 3 dice needs the kept die to be at least 5 (R3), it is {keep[0]}"
     dice = "die" if N_DICE - n == 1 else "dice"
-    return f"rerolling {N_DICE - n} {dice} needs the kept dice to sum to at least {MIN_KEPT_SUM[n]} (R3), they sum to {sum(keep)}"
+    return (
+        f"rerolling {N_DICE - n} {dice} needs the kept dice to sum to at least {MIN_KEPT_SUM[n]} (R3), "
+        f"they sum to {sum(keep)}"
+    )
 
 
 def _fmt(dice: Sequence[int]) -> str:
@@ -273,8 +274,7 @@ class Game420(TableGame):
         hand: Hand = canonical((*kept, *rolled))  # type: ignore[assignment]
         self.hands[seat] = hand
         won = is_win(hand)
-        self._emit("roll", seat=seat, before=before, keep=kept, rolled=tuple(rolled), hand=hand,
-                   forced=forced, won=won)
+        self._emit("roll", seat=seat, before=before, keep=kept, rolled=tuple(rolled), hand=hand, forced=forced, won=won)
         if won:
             self._finish_round(seat)
         else:

@@ -27,16 +27,21 @@ class Narrator420(Narrator):
             if self.n_players == 2:
                 return None
             *others, last = [self.seat_name(s) for s in e["players"]]
-            return fit("New round among", *(f"{name}," for name in others), f"{last};",
-                       f"{self.who(e['first_player'])} starts.")
+            return fit(
+                "New round among",
+                *(f"{name}," for name in others),
+                f"{last};",
+                f"{self.who(e['first_player'])} starts.",
+            )
         if kind == "roll":
             return self._roll(e)
         if kind == "round_won":
             if self.n_players == 2:
                 return None
             left = len(e["remaining"])
-            return fit(f"{self.who(e['seat'])} made 20 and is out,", f"place {e['place']};",
-                       f"{plural(left, 'player')} left.")
+            return fit(
+                f"{self.who(e['seat'])} made 20 and is out,", f"place {e['place']};", f"{plural(left, 'player')} left."
+            )
         if kind == "game_end":
             return self._end(e)
         return None
@@ -65,8 +70,9 @@ class Narrator420(Narrator):
                 return f"{self.who(winner)} wins."
             if winner == self.you:
                 return fit(f"{self.who(winner)} made 20:", "you win!")
-            return fit(f"{self.who(winner)} made 20:", f"{self.labels[winner] or self.seat_name(winner)} wins,",
-                       "you lose.")
+            return fit(
+                f"{self.who(winner)} made 20:", f"{self.labels[winner] or self.seat_name(winner)} wins,", "you lose."
+            )
         text = f"{self.who(loser)} is the last player left and loses."
         if self.you is None:
             return fit(text)

@@ -47,47 +47,50 @@ PRESETS = [
             "ent_coef": Range(0.0, 0.01),
         },
     ),
-    *(Preset(
-        name=f"ppo-420-{n}p",
-        game="420",
-        description=f"MaskablePPO on batched {n}-player 420; each other seat plays optimal, greedy, "
-                    "foundation or one of four frozen past versions of the learner",
-        timesteps=6_000_000,
-        n_envs=1024,
-        threads=2,
-        opponent="optimal",  # the table it is measured at: optimal in every other seat
-        eval_every=1_000_000,
-        env={"n_players": n},
-        policy={
-            "class": "FastMlpPolicy",  # every hand of the table, one-hot die by die
-            "net_arch": {"pi": [128, 128], "vf": [128, 128]},
-            "activation": "tanh",
-            "features_extractor": "OneHotInts",
-        },
-        ppo=dict(
-            n_steps=32,  # x 1,024 games = 32,768 steps per rollout
-            batch_size=8192,
-            n_epochs=2,
-            learning_rate=3e-3,
-            gamma=1.0,
-            gae_lambda=0.5,
-            clip_range=0.2,
-            ent_coef=0.0,
-            vf_coef=0.5,
-            max_grad_norm=0.5,
-        ),
-        lr_final=0.0,
-        stop_when_optimal=False,
-        pool={"greedy": 0.1, "foundation": 0.1},
-        snapshots=4,
-        snapshot_share=0.3,
-        snapshot_every=1_000_000,
-        search={
-            "learning_rate": Range(1e-3, 1e-2, log=True),
-            "n_epochs": Range(1, 4, integer=True),
-            "batch_size": Choice((4096, 8192, 16_384, 32_768)),  # all divide the 32,768-step rollout
-            WIDTH: Choice((64, 128, 256)),
-            "ent_coef": Range(0.0, 0.01),
-        },
-    ) for n in (3, 4)),
+    *(
+        Preset(
+            name=f"ppo-420-{n}p",
+            game="420",
+            description=f"MaskablePPO on batched {n}-player 420; each other seat plays optimal, greedy, "
+            "foundation or one of four frozen past versions of the learner",
+            timesteps=6_000_000,
+            n_envs=1024,
+            threads=2,
+            opponent="optimal",  # the table it is measured at: optimal in every other seat
+            eval_every=1_000_000,
+            env={"n_players": n},
+            policy={
+                "class": "FastMlpPolicy",  # every hand of the table, one-hot die by die
+                "net_arch": {"pi": [128, 128], "vf": [128, 128]},
+                "activation": "tanh",
+                "features_extractor": "OneHotInts",
+            },
+            ppo=dict(
+                n_steps=32,  # x 1,024 games = 32,768 steps per rollout
+                batch_size=8192,
+                n_epochs=2,
+                learning_rate=3e-3,
+                gamma=1.0,
+                gae_lambda=0.5,
+                clip_range=0.2,
+                ent_coef=0.0,
+                vf_coef=0.5,
+                max_grad_norm=0.5,
+            ),
+            lr_final=0.0,
+            stop_when_optimal=False,
+            pool={"greedy": 0.1, "foundation": 0.1},
+            snapshots=4,
+            snapshot_share=0.3,
+            snapshot_every=1_000_000,
+            search={
+                "learning_rate": Range(1e-3, 1e-2, log=True),
+                "n_epochs": Range(1, 4, integer=True),
+                "batch_size": Choice((4096, 8192, 16_384, 32_768)),  # all divide the 32,768-step rollout
+                WIDTH: Choice((64, 128, 256)),
+                "ent_coef": Range(0.0, 0.01),
+            },
+        )
+        for n in (3, 4)
+    ),
 ]

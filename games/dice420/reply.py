@@ -79,8 +79,10 @@ _WIN_ROUND = 1.0  # a seat that wins a round drops out and does not lose (R7)
 
 # --- the table ------------------------------------------------------------------
 def check_players(n_players: int) -> int:
-    if isinstance(n_players, bool) or not isinstance(n_players, int) or not (
-        g.MIN_PLAYERS <= n_players <= g.MAX_PLAYERS
+    if (
+        isinstance(n_players, bool)
+        or not isinstance(n_players, int)
+        or not (g.MIN_PLAYERS <= n_players <= g.MAX_PLAYERS)
     ):
         raise ValueError(f"420 is played by {g.MIN_PLAYERS} to {g.MAX_PLAYERS} players, got {n_players!r}")
     return n_players
@@ -143,22 +145,32 @@ def own_hand_table(agent, n_players: int) -> np.ndarray:
     cannot be shown to play from its own hand."""
     declared = bool(getattr(agent, "own_hand", False))
     if not declared and n_players > FULL_CHECK_MAX_PLAYERS:
-        raise ValueError(f"{agent_name(agent)} is not known to play from its own hand alone, and asking it at "
-                         f"every table of {n_players} ({127 ** (n_players - 1) * 121:,} decisions) is out of reach")
+        raise ValueError(
+            f"{agent_name(agent)} is not known to play from its own hand alone, and asking it at "
+            f"every table of {n_players} ({127 ** (n_players - 1) * 121:,} decisions) is out of reach"
+        )
     live = np.flatnonzero(~solver420.WIN)
     no_hand = codec420.encode(g.HANDS[0], *[None] * (n_players - 1))[4:8]  # what the codec shows for none
     dice = np.vstack([codec420.HAND_DICE, no_hand])  # by hand index; 126: no hand
     first = None
     for tables in _tables(n_players, declared):
-        index = np.array([[N_HANDS if h is None else g.HAND_INDEX[g.canonical(h)] for h in others] for others in tables])
-        obs = np.concatenate([np.tile(dice[live], (len(tables), 1)),
-                              *[np.repeat(dice[index[:, k]], len(live), axis=0) for k in range(n_players - 1)]],
-                             axis=1)
+        index = np.array(
+            [[N_HANDS if h is None else g.HAND_INDEX[g.canonical(h)] for h in others] for others in tables]
+        )
+        obs = np.concatenate(
+            [
+                np.tile(dice[live], (len(tables), 1)),
+                *[np.repeat(dice[index[:, k]], len(live), axis=0) for k in range(n_players - 1)],
+            ],
+            axis=1,
+        )
         masks = np.tile(codec420.LEGAL_MASKS[live], (len(tables), 1))
 
         def where(i, tables=tables):
-            return (f"hand {g.format_hand(g.HANDS[live[i % len(live)]])} against "
-                    f"{', '.join(map(g.format_hand, tables[i // len(live)]))}")
+            return (
+                f"hand {g.format_hand(g.HANDS[live[i % len(live)]])} against "
+                f"{', '.join(map(g.format_hand, tables[i // len(live)]))}"
+            )
 
         table = batch_probs(agent, obs, masks, where).reshape(len(tables), len(live), -1)
         if first is None:
@@ -169,7 +181,8 @@ def own_hand_table(agent, n_players: int) -> np.ndarray:
             raise ValueError(
                 f"{agent_name(agent)} does not play from its own hand alone: with hand "
                 f"{g.format_hand(g.HANDS[live[i]])} it answers differently against "
-                f"{', '.join(map(g.format_hand, first_others))} and against {', '.join(map(g.format_hand, tables[t]))}")
+                f"{', '.join(map(g.format_hand, first_others))} and against {', '.join(map(g.format_hand, tables[t]))}"
+            )
     probs = np.zeros((N_HANDS, g.N_ACTIONS))
     probs[live] = first
     probs[solver420.WIN, g.REROLL_ALL] = 1.0
@@ -230,8 +243,9 @@ def round_wins(laws: Sequence[np.ndarray]) -> np.ndarray:
     return out
 
 
-def loser_probabilities(n_players: int, policies: Sequence[np.ndarray], leaders: Sequence[int] | None = None
-                        ) -> np.ndarray:
+def loser_probabilities(
+    n_players: int, policies: Sequence[np.ndarray], leaders: Sequence[int] | None = None
+) -> np.ndarray:
     """P(seat s is the last one left, i.e. loses), for every seat, when seat s plays
     ``policies[s]`` (own-hand, 126 x 14), averaged over the first round's Player 1
     (``leaders``, default :func:`first_players`)."""
@@ -257,8 +271,7 @@ def loser_probabilities(n_players: int, policies: Sequence[np.ndarray], leaders:
     return sum(loser(everyone, p) for p in leaders) / len(leaders)
 
 
-def not_losing(n_players: int, policies: Sequence[np.ndarray], leaders: Sequence[int] | None = None
-               ) -> np.ndarray:
+def not_losing(n_players: int, policies: Sequence[np.ndarray], leaders: Sequence[int] | None = None) -> np.ndarray:
     """P(seat s does not lose), for every seat (see :func:`loser_probabilities`)."""
     return 1.0 - loser_probabilities(n_players, policies, leaders)
 
@@ -307,7 +320,7 @@ def lump(policy: np.ndarray, seat: int = 0) -> Opponent:
 def _opponent_turn(values: np.ndarray, opp: Opponent, payoff: float, axis: int) -> np.ndarray:
     """The value before ``opp`` moves, from ``values`` after it (along ``axis``):
     it wins the round (``payoff`` for the seat) or moves to a new class."""
-    before, after = int(np.prod(values.shape[:axis])), int(np.prod(values.shape[axis + 1:]))
+    before, after = int(np.prod(values.shape[:axis])), int(np.prod(values.shape[axis + 1 :]))
     if after == 1:  # the last axis: one matrix product
         moved = (values.reshape(before, opp.size) @ opp.move.T).reshape(values.shape)
     else:  # a batch of products, each (K x K) @ (K x after), with no transposed copies
@@ -368,13 +381,20 @@ def check_size(groups: int, ks: Sequence[int]) -> None:
     ``ks`` classes needs more than ``MAX_STATES`` states."""
     states = groups * int(np.prod(ks))
     if states > MAX_STATES:
-        raise ValueError(f"the best reply at this table needs {states:,} states "
-                         f"({' x '.join(map(str, (groups, *ks)))}), more than this module builds ({MAX_STATES:,})")
+        raise ValueError(
+            f"the best reply at this table needs {states:,} states "
+            f"({' x '.join(map(str, (groups, *ks)))}), more than this module builds ({MAX_STATES:,})"
+        )
 
 
-def solve_round(opponents: Sequence[Opponent], payoffs: Sequence[float], position: int,
-                policy: np.ndarray | None = None, keeps: np.ndarray | None = None,
-                tol: float = DEFAULT_TOL) -> tuple[np.ndarray, float, int]:
+def solve_round(
+    opponents: Sequence[Opponent],
+    payoffs: Sequence[float],
+    position: int,
+    policy: np.ndarray | None = None,
+    keeps: np.ndarray | None = None,
+    tol: float = DEFAULT_TOL,
+) -> tuple[np.ndarray, float, int]:
     """(q, value from the round's start, sweeps) for the seat at ``position`` of the
     round's turn order, with ``opponents`` clockwise from it.
 
@@ -405,7 +425,7 @@ def solve_round(opponents: Sequence[Opponent], payoffs: Sequence[float], positio
     to_win = (solver420.T @ solver420.WIN.astype(float)).reshape((-1,) + (1,) * len(ks))
     legal = [np.flatnonzero(solver420.LEGAL[h]) for h in reps]
     values = np.zeros((len(reps), *ks))  # the seat to move, by group of its hand
-    for sweep in range(1, MAX_SWEEPS + 1):
+    for sweep in range(1, MAX_SWEEPS + 1):  # noqa: B007 (returned after the loop)
         after = values
         for i in reversed(range(len(opponents))):  # the last to move before the seat first
             after = _opponent_turn(after, opponents[i], payoffs[i], axis=i + 1)
@@ -465,12 +485,13 @@ def _solve_game(n_players: int, seat: int, leaders: Sequence[int] | None, solve)
         if key not in reply.rounds:
             order = race420.turn_order(remaining, leader, n_players)
             position = order.index(seat)
-            clockwise = order[position + 1:] + order[:position]
+            clockwise = order[position + 1 :] + order[:position]
             payoffs = []
             for s in clockwise:
                 rest = remaining - {s}
-                payoffs.append(round_value(rest, race420.next_player_one(rest, leader, n_players))
-                               if len(rest) > 1 else 0.0)  # the seat is the one left: it loses
+                payoffs.append(
+                    round_value(rest, race420.next_player_one(rest, leader, n_players)) if len(rest) > 1 else 0.0
+                )  # the seat is the one left: it loses
             reply.rounds[key] = solve(key[0], leader, position, clockwise, tuple(payoffs))
         return reply.rounds[key].value
 
@@ -481,9 +502,15 @@ def _solve_game(n_players: int, seat: int, leaders: Sequence[int] | None, solve)
     return reply
 
 
-def solve_seat(n_players: int, policies: Sequence[np.ndarray | None], seat: int,
-               policy: np.ndarray | None = None, tol: float = DEFAULT_TOL,
-               leaders: Sequence[int] | None = None, keeps=None) -> Reply:
+def solve_seat(
+    n_players: int,
+    policies: Sequence[np.ndarray | None],
+    seat: int,
+    policy: np.ndarray | None = None,
+    tol: float = DEFAULT_TOL,
+    leaders: Sequence[int] | None = None,
+    keeps=None,
+) -> Reply:
     """The best reply of ``seat`` to the other seats' own-hand ``policies``
     (``policies[seat]`` is not read), or with ``policy`` the exact value of that
     policy at the seat, computed by the same recursion (a check of
@@ -502,8 +529,7 @@ def solve_seat(n_players: int, policies: Sequence[np.ndarray | None], seat: int,
     return _solve_game(n_players, seat, leaders, solve)
 
 
-def best_reply(n_players: int, policies: Sequence[np.ndarray | None], seat: int,
-               tol: float = DEFAULT_TOL) -> Reply:
+def best_reply(n_players: int, policies: Sequence[np.ndarray | None], seat: int, tol: float = DEFAULT_TOL) -> Reply:
     """The best reply of ``seat`` to the others' own-hand ``policies``, with its value."""
     return solve_seat(n_players, policies, seat, None, tol)
 
@@ -515,8 +541,7 @@ def worse_choices(reply: Reply, policy: np.ndarray, tol: float = 1e-12) -> int:
     count = 0
     for r in reply.rounds.values():
         best = _best(r.q)
-        chosen = np.where(policy.reshape(policy.shape + (1,) * (r.q.ndim - 1)) > 0,
-                          r.q[None], np.inf).min(axis=1)
+        chosen = np.where(policy.reshape(policy.shape + (1,) * (r.q.ndim - 1)) > 0, r.q[None], np.inf).min(axis=1)
         count += int(((chosen < best - tol) & ~solver420.WIN.reshape((N_HANDS,) + (1,) * (r.q.ndim - 1))).sum())
     return count
 
@@ -562,18 +587,25 @@ def joint_table(agent, seat: int, n_players: int, remaining: Sequence[int]) -> n
     columns = []
     for step in range(n_players):
         other = (seat + step) % n_players
-        columns.append(codec420.HAND_DICE[states[:, remaining.index(other)]] if other in remaining
-                       else np.zeros((len(states), g.N_DICE), dtype=np.int64))
+        columns.append(
+            codec420.HAND_DICE[states[:, remaining.index(other)]]
+            if other in remaining
+            else np.zeros((len(states), g.N_DICE), dtype=np.int64)
+        )
     obs = np.concatenate(columns, axis=1)
     masks = codec420.LEGAL_MASKS[states[:, remaining.index(seat)]]
 
     def where(i: int) -> str:
         return f"{g.seat_name(seat, n_players)} with " + ", ".join(
-            f"{g.seat_name(s, n_players)} {g.format_hand(g.HANDS[states[i, a]])}" for a, s in enumerate(remaining))
+            f"{g.seat_name(s, n_players)} {g.format_hand(g.HANDS[states[i, a]])}" for a, s in enumerate(remaining)
+        )
 
-    probs = np.concatenate([
-        batch_probs(agent, obs[i:i + _CHUNK], masks[i:i + _CHUNK], lambda j, i=i: where(i + j))
-        for i in range(0, len(obs), _CHUNK)])
+    probs = np.concatenate(
+        [
+            batch_probs(agent, obs[i : i + _CHUNK], masks[i : i + _CHUNK], lambda j, i=i: where(i + j))
+            for i in range(0, len(obs), _CHUNK)
+        ]
+    )
     if np.all((probs == 0) | (probs == 1)):
         table = np.full((N_HANDS,) * m, g.REROLL_ALL, dtype=np.int64)
         table[tuple(states.T)] = probs.argmax(axis=1)
@@ -595,8 +627,13 @@ def _joint_turn(values: np.ndarray, table: np.ndarray, payoff: float, axis: int)
     return np.einsum("k...,...k->...", np.broadcast_to(q, (g.N_ACTIONS,) + values.shape), table)
 
 
-def solve_round_joint(tables: Sequence[np.ndarray], payoffs: Sequence[float], position: int,
-                      policy: np.ndarray | None = None, tol: float = DEFAULT_TOL) -> tuple[np.ndarray, float, int]:
+def solve_round_joint(
+    tables: Sequence[np.ndarray],
+    payoffs: Sequence[float],
+    position: int,
+    policy: np.ndarray | None = None,
+    tol: float = DEFAULT_TOL,
+) -> tuple[np.ndarray, float, int]:
     """:func:`solve_round` over the full state, for opponents that may look at every
     hand: axis 0 is the seat's hand, axis i the hand of the i-th opponent clockwise,
     and ``tables[i]`` is that opponent's play over those axes (:func:`joint_table`,
@@ -618,7 +655,7 @@ def solve_round_joint(tables: Sequence[np.ndarray], payoffs: Sequence[float], po
             out.append(after)
         return out
 
-    for sweep in range(1, MAX_SWEEPS + 1):
+    for sweep in range(1, MAX_SWEEPS + 1):  # noqa: B007 (returned after the loop)
         after = chain(values)[-1]
         q = np.tensordot(solver420.T, np.where(win, _WIN_ROUND, after), axes=(1, 0))
         if policy is None:
@@ -643,9 +680,15 @@ def solve_round_joint(tables: Sequence[np.ndarray], payoffs: Sequence[float], po
     return q, float(value + start), sweep
 
 
-def solve_seat_joint(n_players: int, agents: Sequence, seat: int, own: bool = False,
-                     tol: float = DEFAULT_TOL, leaders: Sequence[int] | None = None,
-                     cache: dict | None = None) -> Reply:
+def solve_seat_joint(
+    n_players: int,
+    agents: Sequence,
+    seat: int,
+    own: bool = False,
+    tol: float = DEFAULT_TOL,
+    leaders: Sequence[int] | None = None,
+    cache: dict | None = None,
+) -> Reply:
     """:func:`solve_seat` for agents that may look at every hand (``n_players`` at most
     ``JOINT_MAX_PLAYERS``): the best reply of ``seat`` to the other seats' agents, or
     with ``own`` the exact value of ``agents[seat]`` there.  Each agent that does
@@ -654,8 +697,10 @@ def solve_seat_joint(n_players: int, agents: Sequence, seat: int, own: bool = Fa
     calls at the same table)."""
     check_players(n_players)
     if n_players > JOINT_MAX_PLAYERS:
-        raise ValueError(f"exact figures for agents that look at other hands stop at {JOINT_MAX_PLAYERS} players "
-                         f"(at {n_players} every seat has {121 ** n_players:,} decisions to tabulate)")
+        raise ValueError(
+            f"exact figures for agents that look at other hands stop at {JOINT_MAX_PLAYERS} players "
+            f"(at {n_players} every seat has {121**n_players:,} decisions to tabulate)"
+        )
     cache = {} if cache is None else cache
 
     def table(s: int, remaining: tuple[int, ...], view: list[int]) -> np.ndarray:
@@ -673,8 +718,12 @@ def solve_seat_joint(n_players: int, agents: Sequence, seat: int, own: bool = Fa
                 axis[remaining.index(s)] = N_HANDS
                 deterministic = np.all((own == 0) | (own == 1))
                 cache[(s, remaining)] = (
-                    np.broadcast_to(own.argmax(axis=1).reshape(axis), (N_HANDS,) * len(remaining)) if deterministic
-                    else np.broadcast_to(own.reshape(axis + [g.N_ACTIONS]), (N_HANDS,) * len(remaining) + (g.N_ACTIONS,)))
+                    np.broadcast_to(own.argmax(axis=1).reshape(axis), (N_HANDS,) * len(remaining))
+                    if deterministic
+                    else np.broadcast_to(
+                        own.reshape(axis + [g.N_ACTIONS]), (N_HANDS,) * len(remaining) + (g.N_ACTIONS,)
+                    )
+                )
         t = cache[(s, remaining)]
         axes = [remaining.index(v) for v in view]
         return np.transpose(t, axes + list(range(len(axes), t.ndim)))
@@ -714,8 +763,9 @@ def _own_hand_policies(n_players: int, seats: Sequence) -> list[np.ndarray] | No
         if not all(hasattr(a, "act") for a in seats):
             raise
         if n_players > JOINT_MAX_PLAYERS:
-            raise ValueError(f"{e} (agents that look at other hands are supported up to "
-                             f"{JOINT_MAX_PLAYERS} players)") from None
+            raise ValueError(
+                f"{e} (agents that look at other hands are supported up to {JOINT_MAX_PLAYERS} players)"
+            ) from None
         return None
 
 
@@ -727,8 +777,10 @@ def seat_figures(agents: Sequence, seat: int = 0, tol: float = DEFAULT_TOL) -> t
     policies = _own_hand_policies(n, agents)
     if policies is None:
         cache: dict = {}
-        return (solve_seat_joint(n, agents, seat, own=True, tol=tol, cache=cache).value,
-                solve_seat_joint(n, agents, seat, tol=tol, cache=cache).value)
+        return (
+            solve_seat_joint(n, agents, seat, own=True, tol=tol, cache=cache).value,
+            solve_seat_joint(n, agents, seat, tol=tol, cache=cache).value,
+        )
     return float(not_losing(n, policies)[seat]), best_reply(n, policies, seat, tol).value
 
 
@@ -742,14 +794,18 @@ def table_figures(n_players: int, seats: Sequence, tol: float = DEFAULT_TOL) -> 
     policies = _own_hand_policies(n_players, seats)
     if policies is None:
         cache: dict = {}
-        return [SeatFigures(s, solve_seat_joint(n_players, seats, s, own=True, tol=tol, cache=cache).value,
-                            solve_seat_joint(n_players, seats, s, tol=tol, cache=cache).value)
-                for s in range(n_players)]
+        return [
+            SeatFigures(
+                s,
+                solve_seat_joint(n_players, seats, s, own=True, tol=tol, cache=cache).value,
+                solve_seat_joint(n_players, seats, s, tol=tol, cache=cache).value,
+            )
+            for s in range(n_players)
+        ]
     for seat in range(n_players):  # the largest round of each seat's best reply, before any work
         check_size(len(_groups(solver420.LEGAL)[1]), [lump(p, s).size for s, p in enumerate(policies) if s != seat])
     values = not_losing(n_players, policies)
-    return [SeatFigures(s, float(values[s]), best_reply(n_players, policies, s, tol).value)
-            for s in range(n_players)]
+    return [SeatFigures(s, float(values[s]), best_reply(n_players, policies, s, tol).value) for s in range(n_players)]
 
 
 # --- the exact figure of a tournament table (GameSpec.exact_tables) ---------------------
@@ -768,8 +824,7 @@ def tournament_figure(agents: Sequence, orders, options: dict, memo: dict) -> np
     policies = []
     for seat, agent in enumerate(agents):
         try:
-            policies.append(_memo(memo, ("own-hand 420", id(agent), n),
-                                  lambda a=agent, s=seat: seat_policy(a, s, n)))
+            policies.append(_memo(memo, ("own-hand 420", id(agent), n), lambda a=agent, s=seat: seat_policy(a, s, n)))
         except ValueError as e:
             raise NoExactFigure(str(e)) from None
     out = np.zeros(n)

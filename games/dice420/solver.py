@@ -185,7 +185,6 @@ def check_policy(policy: np.ndarray) -> None:
         raise ValueError("policy table puts probability on an illegal keep")
 
 
-
 @lru_cache(maxsize=1)
 def decision_batch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(states, obs, masks) for every decision state, in ``codec420.decision_states()`` order.
@@ -293,6 +292,9 @@ def format_figures(name: str, figures: dict, opponents) -> list[str]:
         "exact win probability (mean of both seats) vs each heuristic",
         *(f"  vs {o:<11} {figures[f'vs_{o}']:.6f}" for o in opponents if o != "optimal"),
     ]
-    lines.append("exactly optimal in both seats" if figures["optimal"] else
-                 f"not yet exactly optimal: {figures['suboptimal_choices']} decision states with a worse than best choice")
+    lines.append(
+        "exactly optimal in both seats"
+        if figures["optimal"]
+        else f"not yet exactly optimal: {figures['suboptimal_choices']} decision states with a worse than best choice"
+    )
     return lines

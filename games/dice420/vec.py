@@ -76,8 +76,10 @@ FORCED = LEGAL.sum(axis=1) == 1  # one legal move: first roll, R4 reset, nothing
 assert (LEGAL[FORCED].argmax(axis=1) == g.REROLL_ALL).all()
 # What an observation shows of each hand index: the dice ascending; no hand: 1 1 1 1 with
 # two players, 0 0 0 0 with more (codec420).
-OBS_DICE = {2: np.vstack([HAND_DICE, np.ones(N, dtype=np.int64)]),
-            3: np.vstack([HAND_DICE, np.zeros(N, dtype=np.int64)])}
+OBS_DICE = {
+    2: np.vstack([HAND_DICE, np.ones(N, dtype=np.int64)]),
+    3: np.vstack([HAND_DICE, np.zeros(N, dtype=np.int64)]),
+}
 RED, BLUE = g.RED, g.BLUE
 SEAT_NAMES = {"red": RED, "blue": BLUE}
 
@@ -88,8 +90,9 @@ def next_in_table(n_players: int) -> np.ndarray:
     table = np.full((1 << n_players, n_players), -1, dtype=np.int64)
     for mask in range(1, 1 << n_players):
         for seat in range(n_players):
-            table[mask, seat] = next((seat + k) % n_players for k in range(1, n_players + 1)
-                                     if mask >> ((seat + k) % n_players) & 1)
+            table[mask, seat] = next(
+                (seat + k) % n_players for k in range(1, n_players + 1) if mask >> ((seat + k) % n_players) & 1
+            )
     return table
 
 
@@ -137,11 +140,14 @@ def play_keeps(hands: np.ndarray, keeps: np.ndarray, rolled: np.ndarray) -> np.n
 BASE7 = 7 ** np.arange(N - 1, -1, -1)
 _DIGITS = np.array(list(np.ndindex(*(7,) * N)), dtype=np.int64)  # code order: digits @ BASE7
 assert (_DIGITS @ BASE7 == np.arange(7**N)).all()
-KEEP_ROLL = np.stack([
-    np.where(((_DIGITS >= 1) | ~ROLL_USED[k]).all(axis=1),
-             play_keeps(None, np.full(7**N, k), np.maximum(_DIGITS, 1)), -1)
-    for k in range(g.N_ACTIONS)
-])
+KEEP_ROLL = np.stack(
+    [
+        np.where(
+            ((_DIGITS >= 1) | ~ROLL_USED[k]).all(axis=1), play_keeps(None, np.full(7**N, k), np.maximum(_DIGITS, 1)), -1
+        )
+        for k in range(g.N_ACTIONS)
+    ]
+)
 
 
 def roll_hands(keeps: np.ndarray, rolled: np.ndarray) -> np.ndarray:
@@ -170,10 +176,15 @@ def check_opponent_table(table, n_players: int = 2) -> tuple[np.ndarray | None, 
     prob_shapes = [s + (g.N_ACTIONS,) for s in det_shapes]
     if table.shape not in det_shapes + prob_shapes:
         allowed = " or ".join(str(s) for s in det_shapes + prob_shapes)
-        why = ("; with more than two players the opponents look at their own hand only"
-               if n_players > 2 and table.shape[:2] == two else "")
-        raise ValueError(f"the opponent must be a policy table of shape {allowed} for {n_players} players, "
-                         f"got shape {table.shape}{why}")
+        why = (
+            "; with more than two players the opponents look at their own hand only"
+            if n_players > 2 and table.shape[:2] == two
+            else ""
+        )
+        raise ValueError(
+            f"the opponent must be a policy table of shape {allowed} for {n_players} players, "
+            f"got shape {table.shape}{why}"
+        )
     det = table.shape in det_shapes
     hand_axes = table.ndim - (0 if det else 1)
     if hand_axes == 1:  # indexed by the mover's hand only
@@ -185,8 +196,9 @@ def check_opponent_table(table, n_players: int = 2) -> tuple[np.ndarray | None, 
         return f"hand {g.format_hand(g.HANDS[h])}" + (f" against {g.format_hand(g.HANDS[o])}" if hand_axes == 2 else "")
 
     if det:
-        if table.dtype.kind == "b" or not (table.dtype.kind in "iu" or
-                                           (table.dtype.kind == "f" and np.all(table == np.round(table)))):
+        if table.dtype.kind == "b" or not (
+            table.dtype.kind in "iu" or (table.dtype.kind == "f" and np.all(table == np.round(table)))
+        ):
             raise ValueError(f"a (126, ...) opponent table holds keep indices (integers), got dtype {table.dtype}")
         keeps = table.astype(np.int64)
         in_range = (keeps >= 0) & (keeps < g.N_ACTIONS)
@@ -196,10 +208,12 @@ def check_opponent_table(table, n_players: int = 2) -> tuple[np.ndarray | None, 
             h, o = bad[0]
             k = keeps[h, o]
             what = f"keep {k} ({g.describe_action(int(k), g.HANDS[h])})" if 0 <= k < g.N_ACTIONS else f"{k}"
-            raise ValueError(f"opponent table: {what} is not legal for {where(h, o)} ({len(bad)} such states); "
-                             f"legal keeps: {_describe_keeps(h)}")
+            raise ValueError(
+                f"opponent table: {what} is not legal for {where(h, o)} ({len(bad)} such states); "
+                f"legal keeps: {_describe_keeps(h)}"
+            )
         padded = np.full((N_HANDS + 1, table.shape[1] + 1), g.REROLL_ALL, dtype=np.int64)
-        padded[:N_HANDS, :table.shape[1]] = keeps
+        padded[:N_HANDS, : table.shape[1]] = keeps
         return (padded[:, 0] if hand_axes == 1 else padded), None
     probs = table.astype(np.float64)
     problems = (
@@ -211,10 +225,12 @@ def check_opponent_table(table, n_players: int = 2) -> tuple[np.ndarray | None, 
         bad = np.argwhere(decision & bad)
         if len(bad):
             h, o = bad[0]
-            raise ValueError(f"opponent table: the row for {where(h, o)} {why} ({len(bad)} such states): "
-                             f"{np.round(probs[h, o], 6).tolist()}; legal keeps: {_describe_keeps(h)}")
+            raise ValueError(
+                f"opponent table: the row for {where(h, o)} {why} ({len(bad)} such states): "
+                f"{np.round(probs[h, o], 6).tolist()}; legal keeps: {_describe_keeps(h)}"
+            )
     padded = np.zeros((N_HANDS + 1, table.shape[1] + 1, g.N_ACTIONS))
-    padded[:N_HANDS, :table.shape[1]] = probs
+    padded[:N_HANDS, : table.shape[1]] = probs
     cdf = np.cumsum(padded, axis=2)
     last = g.N_ACTIONS - 1 - (padded[:, :, ::-1] > 0).argmax(axis=2)  # last keep with probability
     last[~(padded > 0).any(axis=2)] = 0
@@ -254,8 +270,11 @@ class Vec420Env(BatchedVecEnv):
         if isinstance(agent_seat, str):
             if agent_seat != "random" and (n_players != 2 or agent_seat not in SEAT_NAMES):
                 raise ValueError(f"agent_seat must be {names} or 'random', got {agent_seat!r}")
-        elif isinstance(agent_seat, bool) or not isinstance(agent_seat, (int, np.integer)) \
-                or not 0 <= agent_seat < n_players:
+        elif (
+            isinstance(agent_seat, bool)
+            or not isinstance(agent_seat, (int, np.integer))
+            or not 0 <= agent_seat < n_players
+        ):
             raise ValueError(f"agent_seat must be {names} or 'random', got {agent_seat!r}")
         if reward not in ("outcome", "rank"):
             raise ValueError(f"reward must be 'outcome' or 'rank', got {reward!r}")
@@ -276,14 +295,14 @@ class Vec420Env(BatchedVecEnv):
         self.set_opponent(opponent, weights)
         places = np.arange(n_players + 1)
         # PLACE_REWARD[place]: the agent's reward for finishing in ``place`` (1..N; N = lost).
-        self._place_reward = (1.0 - 2.0 * (places - 1) / (n_players - 1) if reward == "rank"
-                              else np.where(places == n_players, -1.0, 1.0))
+        self._place_reward = (
+            1.0 - 2.0 * (places - 1) / (n_players - 1) if reward == "rank" else np.where(places == n_players, -1.0, 1.0)
+        )
         self._next = next_in_table(n_players)
         # _clockwise[seat]: the seats in observation order (codec420.seats_from)
         self._clockwise = np.array([codec420.seats_from(s, n_players) for s in range(n_players)])
         self._obs_dice = OBS_DICE[min(n_players, 3)]
-        self._first_players = (None if first_players is None
-                               else [[int(s) for s in seq][::-1] for seq in first_players])
+        self._first_players = None if first_players is None else [[int(s) for s in seq][::-1] for seq in first_players]
         n = num_envs
         self.hands = np.full((n, n_players), NO_HAND, dtype=np.int64)  # [game, seat]
         self._flat = self.hands.reshape(-1)  # a view: hands[game, seat] = _flat[game * N + seat]
@@ -374,7 +393,8 @@ class Vec420Env(BatchedVecEnv):
         if len(new_round):
             self.hands[new_round] = NO_HAND
             self.round_first[new_round] = self.cur[new_round] = self._next[
-                self.remaining[new_round], self.round_first[new_round]]
+                self.remaining[new_round], self.round_first[new_round]
+            ]
         return won, done, reward
 
     def _opponent_keeps(self, rows: np.ndarray) -> np.ndarray:
@@ -400,8 +420,13 @@ class Vec420Env(BatchedVecEnv):
             if len(ask):
                 held = h[ask]
                 got = member(self._obs(rows[ask], seats[ask]), LEGAL[held], self.rng)
-                keeps[ask] = self._answers(k, got, LEGAL[held], "keep", lambda i: (
-                    f"for {g.format_hand(g.HANDS[held[i]])}; legal keeps: {_describe_keeps(held[i])}"))
+                keeps[ask] = self._answers(
+                    k,
+                    got,
+                    LEGAL[held],
+                    "keep",
+                    lambda i: f"for {g.format_hand(g.HANDS[held[i]])}; legal keeps: {_describe_keeps(held[i])}",
+                )
             return keeps
         det, cdf, two_d = member
         index = (h, self._flat[at + (seats ^ 1)]) if two_d else (h,)
@@ -488,8 +513,10 @@ class Vec420Env(BatchedVecEnv):
         if self.decided[row]:
             where, legal = "the game is decided (this step returns its reward and ignores the keep)", "0"
         else:
-            where, legal = f"the agent holds {g.format_hand(None if own == NO_HAND else g.HANDS[own])}", \
-                _describe_keeps(own)
+            where, legal = (
+                f"the agent holds {g.format_hand(None if own == NO_HAND else g.HANDS[own])}",
+                _describe_keeps(own),
+            )
         raise g.IllegalAction(f"game {row}: illegal action {action!r}: {why}; {where}; legal keeps: {legal}")
 
     def step_wait(self):
@@ -503,9 +530,13 @@ class Vec420Env(BatchedVecEnv):
             if not legal.all():
                 bad = live[~legal][0]
                 hand = g.HANDS[self.hands[bad, self.seat[bad]]]
-                self._raise_illegal(bad, int(actions[bad]), g.explain_illegal(hand, g.KEEPS[actions[bad]])
-                                    if g.is_submultiset(g.KEEPS[actions[bad]], hand)
-                                    else f"the hand does not hold {g.format_hand(g.KEEPS[actions[bad]])}")
+                self._raise_illegal(
+                    bad,
+                    int(actions[bad]),
+                    g.explain_illegal(hand, g.KEEPS[actions[bad]])
+                    if g.is_submultiset(g.KEEPS[actions[bad]], hand)
+                    else f"the hand does not hold {g.format_hand(g.KEEPS[actions[bad]])}",
+                )
             _, d, r = self._play(live, a)
             going = live
             if d is not None:

@@ -23,7 +23,10 @@ from games.dice420.narrate import hand_total
 Who = Callable[[int], str]
 
 # shown on its own line before the first question of a game; later questions carry SHORT_HINT
-PROMPT_HINT = '(type the dice to reroll, e.g. "1 5", "1,5", "15", "all"; "?" for help,\n"legal" lists your legal moves, "q" quits)'
+PROMPT_HINT = (
+    '(type the dice to reroll, e.g. "1 5", "1,5", "15", "all"; "?" for help,\n"legal" lists your legal moves, '
+    '"q" quits)'
+)
 SHORT_HINT = '("?" for help)'
 
 HELP = """\
@@ -53,10 +56,16 @@ EMPTY = 'type the values of the dice to reroll, e.g. "1 5", or "?" for help'
 def intro(game: g.Game420, seat: int, who: Who, labels: Sequence[str]) -> str:
     n = game.n_players
     if n == 2:
-        return fit(f"420: you play {g.SEAT_NAMES[seat]} against {labels[1 - seat]} ({g.SEAT_NAMES[1 - seat]}).",
-                   "Red moves first.", "First hand to total exactly 20 wins.", indent="")
-    return (f"420 with {n} players: you are {g.seat_name(seat, n)}. Each round is a race to\n"
-            "make exactly 20; its winner drops out. The last player left loses.")
+        return fit(
+            f"420: you play {g.SEAT_NAMES[seat]} against {labels[1 - seat]} ({g.SEAT_NAMES[1 - seat]}).",
+            "Red moves first.",
+            "First hand to total exactly 20 wins.",
+            indent="",
+        )
+    return (
+        f"420 with {n} players: you are {g.seat_name(seat, n)}. Each round is a race to\n"
+        "make exactly 20; its winner drops out. The last player left loses."
+    )
 
 
 def board(game: g.Game420, seat: int, who: Who) -> list[str]:
@@ -76,16 +85,18 @@ def prompt(game: g.Game420, seat: int, first: bool) -> str:
 def read_keep(hand: Sequence[int], keep: Sequence[int]) -> int:
     """The action keeping ``keep`` (the rest rerolled); ``IllegalAction`` says why not."""
     if not g.is_submultiset(keep, hand):
-        raise IllegalAction(f"cannot keep {g.format_hand(g.canonical(keep))}: the hand "
-                            f"{g.format_hand(hand)} does not hold those dice")
+        raise IllegalAction(
+            f"cannot keep {g.format_hand(g.canonical(keep))}: the hand {g.format_hand(hand)} does not hold those dice"
+        )
     return g.action_for_reroll(hand, tuple((Counter(hand) - Counter(keep)).elements()))
 
 
 def read_reroll(hand: Sequence[int], reroll: Sequence[int]) -> int:
     """The action rerolling ``reroll``; ``IllegalAction`` says why not."""
     if len(reroll) > g.N_DICE:
-        raise IllegalAction(f"you have only {g.N_DICE} dice and typed {len(reroll)} values "
-                            f"({' '.join(map(str, reroll))})")
+        raise IllegalAction(
+            f"you have only {g.N_DICE} dice and typed {len(reroll)} values ({' '.join(map(str, reroll))})"
+        )
     return g.action_for_reroll(hand, reroll)
 
 
@@ -99,7 +110,7 @@ def read(text: str, hand: Sequence[int]) -> int:
         return g.action_for_reroll(hand, hand)
     keep_mode, line = strip_word(line, ("keep", "k"))
     if line.startswith("reroll"):
-        line = line[len("reroll"):]
+        line = line[len("reroll") :]
     values = parse_dice(line, ADVICE, empty=EMPTY) if line.strip() else ()
     if keep_mode:
         return read_keep(hand, values)

@@ -83,11 +83,22 @@ class Web420:
             else:
                 status = "to move" if game.current_player == s else "in"
             hand = game.hands[s]
-            seats.append({"seat": s, "hand": list(hand) if hand is not None else None,
-                          "total": sum(hand) if hand is not None else None, "status": status,
-                          "in": s in game.remaining and not game.is_over})
-        return {"kind": self.kind, "seats": seats, "remaining": list(game.remaining),
-                "finish_order": list(game.finish_order), "target": g.TARGET}
+            seats.append(
+                {
+                    "seat": s,
+                    "hand": list(hand) if hand is not None else None,
+                    "total": sum(hand) if hand is not None else None,
+                    "status": status,
+                    "in": s in game.remaining and not game.is_over,
+                }
+            )
+        return {
+            "kind": self.kind,
+            "seats": seats,
+            "remaining": list(game.remaining),
+            "finish_order": list(game.finish_order),
+            "target": g.TARGET,
+        }
 
     # the coach ------------------------------------------------------------------
     def coach_unavailable(self, game, options: dict) -> Optional[str]:

@@ -69,7 +69,12 @@ class raw_env(DiceAECEnv):
     - v0: initial version.
     """
 
-    metadata: ClassVar[dict] = {"render_modes": ["human", "ansi"], "name": "dice421_v0", "is_parallelizable": False, "render_fps": 2}
+    metadata: ClassVar[dict] = {
+        "render_modes": ["human", "ansi"],
+        "name": "dice421_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
     spec_of_game = SPEC
 
     def __init__(self, n_players: int = 2, pot: int = 15, render_mode: str | None = None):
@@ -82,4 +87,7 @@ class raw_env(DiceAECEnv):
         if game.is_over or game.dice_in_hand is None:
             return f"{tokens}. " + super().status()
         hand = narrate.dice_text(game.dice_in_hand)
-        return f"{tokens}. To move: {self.who(game.current_player)}, {hand} after roll {game.rolls_used} of {game.rolls_allowed}."
+        return (
+            f"{tokens}. To move: {self.who(game.current_player)}, {hand} after roll {game.rolls_used} of "
+            f"{game.rolls_allowed}."
+        )

@@ -101,8 +101,9 @@ def rank_maximizer_distribution(n_rolls: int) -> np.ndarray:
     return dist
 
 
-def final_hand_values(played: tuple[int, ...], tokens: tuple[int, ...], n_rolls: int,
-                      bonus: float = LEAVE_BONUS) -> np.ndarray:
+def final_hand_values(
+    played: tuple[int, ...], tokens: tuple[int, ...], n_rolls: int, bonus: float = LEAVE_BONUS
+) -> np.ndarray:
     """Expected round utility of each final hand of the player at position
     ``len(played)``, once the players after it have played ``n_rolls`` rolls each.
 
@@ -144,8 +145,9 @@ def _utility_of_three(played: tuple[int, ...], tokens: tuple[int, ...], bonus: f
 
 
 @lru_cache(maxsize=1 << 17)  # a key per (hands played, tokens, n): bounded (about 50 MB) for long runs
-def follower_values(played: tuple[int, ...], tokens: tuple[int, ...], n_rolls: int,
-                    bonus: float = LEAVE_BONUS) -> tuple[np.ndarray, ...]:
+def follower_values(
+    played: tuple[int, ...], tokens: tuple[int, ...], n_rolls: int, bonus: float = LEAVE_BONUS
+) -> tuple[np.ndarray, ...]:
     """values[k][h]: what holding HANDS[h] with k rolls still owed is worth to a follower."""
     values = [final_hand_values(played, tokens, n_rolls, bonus)]
     for _ in range(n_rolls - 2):
@@ -210,10 +212,10 @@ def _as_int_rows(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         o = obs.astype(np.int64)
     else:
         finite = np.isfinite(obs)
-        ok = np.all(finite & (np.abs(np.where(finite, obs, 0)) < 2.0 ** 62), axis=1)
+        ok = np.all(finite & (np.abs(np.where(finite, obs, 0)) < 2.0**62), axis=1)
         o = np.where(ok[:, None], np.trunc(np.where(finite, obs, 0)), 0).astype(np.int64)
     n_phases = len(codec421.PHASES)
-    ok &= (o[:, codec421.N_PLAYERS] <= codec421.MAX_PLAYERS)
+    ok &= o[:, codec421.N_PLAYERS] <= codec421.MAX_PLAYERS
     ok &= (o[:, codec421.PHASE] >= -n_phases) & (o[:, codec421.PHASE] < n_phases)
     return o, ok
 
@@ -246,8 +248,10 @@ def _round_orders() -> np.ndarray:
     table = np.full((2, codec421.MAX_PLAYERS, 2, 2, codec421.MAX_PLAYERS), -1, dtype=np.int64)
     for n, start, in_1, in_2 in product((2, 3), range(3), (0, 1), (0, 1)):
         if start < n:
-            others = tuple(codec421.OtherPlayer(False, None, 0, bool(in_game), p == start)
-                           for p, in_game in zip((1, 2), (in_1, in_2)[: n - 1]))
+            others = tuple(
+                codec421.OtherPlayer(False, None, 0, bool(in_game), p == start)
+                for p, in_game in zip((1, 2), (in_1, in_2)[: n - 1])
+            )
             order = codec421.Obs421(None, 0, 0, start == 0, 0, others, 0, 0, g.DISCHARGE, n).round_order()
             table[n - 2, start, in_1, in_2, : len(order)] = order
     return table.reshape(-1, codec421.MAX_PLAYERS)
@@ -308,24 +312,44 @@ def _heuristic_actions(bonus: float, o: np.ndarray, legal: np.ndarray, ok: np.nd
     seen = ((pos <= 0) | (played[0] >= 0)) & ((pos <= 1) | (played[1] >= 0))  # hand_rank reads them all
     base = ok & ((n_players == 2) | three) & (m >= 2) & (h >= 0) & np.all(tokens >= 0, axis=1)
     is_lead = base & i_lead & ((used == 1) | (used == 2))
-    is_foll = (base & ~i_lead & (pos >= 1) & seen & (allowed >= 1) & (allowed <= g.MAX_ROLLS)
-               & (left >= 1) & (left <= np.maximum(allowed - 1, 1)))  # follower_values has max(1, n - 1) tables
+    is_foll = (
+        base
+        & ~i_lead
+        & (pos >= 1)
+        & seen
+        & (allowed >= 1)
+        & (allowed <= g.MAX_ROLLS)
+        & (left >= 1)
+        & (left <= np.maximum(allowed - 1, 1))
+    )  # follower_values has max(1, n - 1) tables
     rows = np.flatnonzero(is_lead | is_foll)
     if not len(rows):
         return actions
     # A group's key: leader (0) or follower (1), players - 2, the follower's place - 1, tokens by
     # place, the hands played before the follower (rank + 1, 0 for none), the follower's rolls
     # (0 for the leader), and which of the plan's tables (rolls used - 1, or rolls left - 1).
-    keys, group = _groups([(is_foll, 2), (m - 2, 2), (np.maximum(pos - 1, 0), 2),
-                           *[(tokens[:, j], TOKEN_CAP + 1) for j in range(codec421.MAX_PLAYERS)],
-                           (played[0] + 1, N_HANDS + 1), (played[1] + 1, N_HANDS + 1),
-                           (np.where(is_foll, allowed, 0), g.MAX_ROLLS + 1), (np.where(is_foll, left, used) - 1, 2)],
-                          rows)
+    keys, group = _groups(
+        [
+            (is_foll, 2),
+            (m - 2, 2),
+            (np.maximum(pos - 1, 0), 2),
+            *[(tokens[:, j], TOKEN_CAP + 1) for j in range(codec421.MAX_PLAYERS)],
+            (played[0] + 1, N_HANDS + 1),
+            (played[1] + 1, N_HANDS + 1),
+            (np.where(is_foll, allowed, 0), g.MAX_ROLLS + 1),
+            (np.where(is_foll, left, used) - 1, 2),
+        ],
+        rows,
+    )
     n_lead = len(keys) - sum(key[0] for key in keys)  # the leaders' keys sort first
     hand = h[rows]
     if n_lead:  # the plan's Q[hand, action] of each group (13 kB), indexed by hand
-        plans = np.stack([leader_plan((t0, t1, t2)[: players + 2], bonus)[k]
-                          for _, players, _, t0, t1, t2, _, _, _, k in keys[:n_lead]])
+        plans = np.stack(
+            [
+                leader_plan((t0, t1, t2)[: players + 2], bonus)[k]
+                for _, players, _, t0, t1, t2, _, _, _, k in keys[:n_lead]
+            ]
+        )
         lead = np.flatnonzero(group < n_lead)
         q = plans.reshape(-1, g.N_ACTIONS)[group[lead] * N_HANDS + hand[lead]]
         actions[rows[lead]] = np.argmax(np.where(legal[rows[lead]], q, -np.inf), axis=1)

@@ -231,7 +231,11 @@ def encode(
     for slot, other in enumerate(others):
         base = OTHERS_START + slot * OTHER_SLOT_SIZE
         obs[base : base + OTHER_SLOT_SIZE] = [
-            int(other.played), *_dice(other.hand), other.tokens, int(other.in_game), int(other.is_leader)
+            int(other.played),
+            *_dice(other.hand),
+            other.tokens,
+            int(other.in_game),
+            int(other.is_leader),
         ]
     obs[TOKENS], obs[POT], obs[PHASE], obs[N_PLAYERS] = tokens, pot, PHASE_CODE[phase], n_players
     return obs
@@ -244,13 +248,15 @@ def decode(obs: np.ndarray) -> Obs421:
     for slot in range(n_players - 1):
         base = OTHERS_START + slot * OTHER_SLOT_SIZE
         played = bool(v[base + O_PLAYED])
-        others.append(OtherPlayer(
-            played=played,
-            hand=tuple(v[base + 1 : base + 4]) if played else None,  # type: ignore[arg-type]
-            tokens=v[base + O_TOKENS],
-            in_game=bool(v[base + O_IN_GAME]),
-            is_leader=bool(v[base + O_IS_LEADER]),
-        ))
+        others.append(
+            OtherPlayer(
+                played=played,
+                hand=tuple(v[base + 1 : base + 4]) if played else None,  # type: ignore[arg-type]
+                tokens=v[base + O_TOKENS],
+                in_game=bool(v[base + O_IN_GAME]),
+                is_leader=bool(v[base + O_IS_LEADER]),
+            )
+        )
     hand = tuple(v[HAND])
     return Obs421(
         hand=hand if hand[0] else None,  # type: ignore[arg-type]

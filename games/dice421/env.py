@@ -113,8 +113,15 @@ class Dice421Env(TableEnv):
     spec_of_game = SPEC
     fallback = ("reroll_all", REROLL_ALL)
 
-    def __init__(self, opponent: Any = None, n_players: int = 2, agent_seat: int | str = "random", pot: int = 15,
-                 illegal_action: str = "reroll_all", render_mode: Optional[str] = None):
+    def __init__(
+        self,
+        opponent: Any = None,
+        n_players: int = 2,
+        agent_seat: int | str = "random",
+        pot: int = 15,
+        illegal_action: str = "reroll_all",
+        render_mode: Optional[str] = None,
+    ):
         super().__init__(opponent, n_players, agent_seat, illegal_action, render_mode, pot=pot)
         self.pot = self.options["pot"]
 
@@ -127,6 +134,8 @@ class Dice421Env(TableEnv):
         lines = [narrator.tokens_line(game.tokens, game.pot, out=game.winners)]
         if not self._decided() and game.current_player == self.seat:
             role = "you lead: STOP or keep" if game.leader == self.seat else f"you must make {game.rolls_allowed} rolls"
-            lines.append(f"Your dice {narrate.dice_text(game.dice_in_hand)}, roll {game.rolls_used} of "
-                         f"{game.rolls_allowed} ({role})")
+            lines.append(
+                f"Your dice {narrate.dice_text(game.dice_in_hand)}, roll {game.rolls_used} of "
+                f"{game.rolls_allowed} ({role})"
+            )
         return lines

@@ -24,10 +24,12 @@ from games.dice421 import solver as solver421
 
 def two_player_lines(rows: Sequence[tuple[str, object]], pot: int = 15) -> Iterator[str]:
     """Exact P(win) of each agent against the optimal bot and against its own best reply."""
-    yield from (f"421, exact (solver): two players, pot {pot}, charge phase and first-player draw\n"
-                "included. The optimal bot against itself wins exactly 0.5; gap in percentage\n"
-                "points. 'vs best reply': how much the agent wins against the strongest policy\n"
-                "against it.").splitlines()
+    yield from (
+        f"421, exact (solver): two players, pot {pot}, charge phase and first-player draw\n"
+        "included. The optimal bot against itself wins exactly 0.5; gap in percentage\n"
+        "points. 'vs best reply': how much the agent wins against the strongest policy\n"
+        "against it."
+    ).splitlines()
     width = max(len("agent"), *(len(n) for n, _ in rows)) if rows else 5
     yield f"{'agent':<{width}}  {'vs optimal':>10}  {'gap (pp)':>9}  {'vs best reply':>13}"
     optimal = agents.bot_table("421", "optimal", pot=pot)
@@ -43,7 +45,8 @@ def two_player_lines(rows: Sequence[tuple[str, object]], pot: int = 15) -> Itera
 
 def table_note(players: int, pot: int = 15) -> str:
     return "charge and first-player draw included" + (
-        "; a seat that runs out of tokens leaves as a winner, so the figures sum to 2" if players == 3 else "")
+        "; a seat that runs out of tokens leaves as a winner, so the figures sum to 2" if players == 3 else ""
+    )
 
 
 def table_figures(seats: Sequence[tuple[str, object]], memo: dict, pot: int = 15) -> list[tuple[float, float]]:

@@ -294,12 +294,29 @@ class Situation:
         of the players before it, in play order)."""
         order = self.order
         before = dict(zip(order, played))
-        others = [codec421.OtherPlayer(played=p in before, hand=before.get(p), tokens=self.tokens[p],
-                                       in_game=self.tokens[p] > 0, is_leader=p == self.leader)
-                  for p in range(1, self.n_players)]
+        others = [
+            codec421.OtherPlayer(
+                played=p in before,
+                hand=before.get(p),
+                tokens=self.tokens[p],
+                in_game=self.tokens[p] > 0,
+                is_leader=p == self.leader,
+            )
+            for p in range(1, self.n_players)
+        ]
         is_leader = self.leader == 0
-        return codec421.encode(hand, rolls_used, rolls_allowed, is_leader, 0 if is_leader else rolls_allowed,
-                               others, self.tokens[0], 0, g.DISCHARGE, self.n_players)
+        return codec421.encode(
+            hand,
+            rolls_used,
+            rolls_allowed,
+            is_leader,
+            0 if is_leader else rolls_allowed,
+            others,
+            self.tokens[0],
+            0,
+            g.DISCHARGE,
+            self.n_players,
+        )
 
     def decision_observations(self) -> np.ndarray:
         """Every decision of this seat in the round: leader (2, 56, 25) by roll and hand;
@@ -313,8 +330,10 @@ class Situation:
             obs[:, :, codec421.HAND] = hands[None, :]
             return obs
         base = np.stack([self.observation(g.HANDS[0], r, n, [g.HANDS[0]] * pos) for n, r in FOLLOWER_DECISIONS])
-        obs = np.broadcast_to(base.reshape((3,) + (1,) * (pos + 1) + (codec421.OBS_SIZE,)),
-                              (3,) + (N_HANDS,) * (pos + 1) + (codec421.OBS_SIZE,)).copy()
+        obs = np.broadcast_to(
+            base.reshape((3,) + (1,) * (pos + 1) + (codec421.OBS_SIZE,)),
+            (3,) + (N_HANDS,) * (pos + 1) + (codec421.OBS_SIZE,),
+        ).copy()
         for j, p in enumerate(self.order[:pos]):
             slot = codec421.OTHERS_START + (p - 1) * codec421.OTHER_SLOT_SIZE + 1
             shape = [1] * (pos + 1) + [3]
@@ -468,8 +487,9 @@ class AgentTable:
         key = (situation, "finals")
         if key not in self._cache:
             keeps = self._keeps(situation)
-            self._cache[key] = (follower_finals(self.probs(situation)[..., 1:]) if keeps is None
-                                else follower_finals_keeps(keeps))
+            self._cache[key] = (
+                follower_finals(self.probs(situation)[..., 1:]) if keeps is None else follower_finals_keeps(keeps)
+            )
         return self._cache[key]
 
 
@@ -544,7 +564,7 @@ def _row(lay: Layout, rnd: _Round, class_probs: np.ndarray) -> np.ndarray:
 def _solve(lay: Layout, rows: np.ndarray) -> np.ndarray:
     """X[state, seat] = P(seat loses | state), from the one-round transition rows (S, S + n)."""
     a = np.eye(lay.S) - rows[:, : lay.S]
-    return np.linalg.solve(a, rows[:, lay.S:]) if lay.S else np.zeros((0, lay.n))
+    return np.linalg.solve(a, rows[:, lay.S :]) if lay.S else np.zeros((0, lay.n))
 
 
 def _fixed_parts(lay: Layout, tables: Sequence[AgentTable], rnd: _Round, skip: int | None = None):
@@ -582,7 +602,7 @@ def evaluate_table(agents: Sequence, pot: int = 15) -> TableValues:
         rows[i] = _row(lay, rnd, _class_probs(len(rnd.order), stops, finals))
     x = _solve(lay, rows)
     init = lay.start()
-    lose = init[: lay.S] @ x + init[lay.S:]
+    lose = init[: lay.S] @ x + init[lay.S :]
     return TableValues(1.0 - lose, x, time.perf_counter() - start)
 
 
@@ -601,8 +621,9 @@ def _improve(rnd: _Round, pos: int, utility: np.ndarray, stops, finals, current,
         cur = (None, None) if current is None else current
 
         def decide(stop: np.ndarray, roll_on: np.ndarray, now):
-            q = np.where(LEADER_LEGAL, np.concatenate([stop[:, None], np.repeat((T @ roll_on)[None], N_HANDS, 0)], 1),
-                         -np.inf)
+            q = np.where(
+                LEADER_LEGAL, np.concatenate([stop[:, None], np.repeat((T @ roll_on)[None], N_HANDS, 0)], 1), -np.inf
+            )
             a, value = _keep_or(q, now, tol)
             return value, a
 
@@ -660,8 +681,9 @@ class BestReply:
         return table
 
 
-def best_reply(agents: Sequence, seat: int, pot: int = 15, tol: float = DEFAULT_TOL,
-               start_values: np.ndarray | None = None) -> BestReply:
+def best_reply(
+    agents: Sequence, seat: int, pot: int = 15, tol: float = DEFAULT_TOL, start_values: np.ndarray | None = None
+) -> BestReply:
     """The exact best reply of ``seat`` when every other seat plays ``agents[other]`` (the
     agent at ``seat`` itself is not asked); policy iteration, see the module docstring.
     ``start_values``: P(seat does not lose | state) to improve on first (e.g. the seat's
@@ -704,9 +726,10 @@ def best_reply(agents: Sequence, seat: int, pot: int = 15, tol: float = DEFAULT_
     else:
         raise RuntimeError(f"policy iteration did not settle in {MAX_ITERATIONS} iterations (residual {residual})")
     init = lay.start()
-    total = float(init[: lay.S] @ value + init[lay.S:] @ terminal)
-    return BestReply(seat, total, value, iteration, float(residual), time.perf_counter() - start, lay.pot, lay.n,
-                     actions)
+    total = float(init[: lay.S] @ value + init[lay.S :] @ terminal)
+    return BestReply(
+        seat, total, value, iteration, float(residual), time.perf_counter() - start, lay.pot, lay.n, actions
+    )
 
 
 def _played(pos: int, acts: np.ndarray, stops, finals):
@@ -740,8 +763,9 @@ class SeatFigures:
     regret_pp: float
 
 
-def table_figures(agents: Sequence, names: Sequence[str] | None = None, pot: int = 15,
-                  tol: float = DEFAULT_TOL) -> tuple[list[SeatFigures], float]:
+def table_figures(
+    agents: Sequence, names: Sequence[str] | None = None, pot: int = 15, tol: float = DEFAULT_TOL
+) -> tuple[list[SeatFigures], float]:
     """Each seat's P(not losing), its best reply's and its regret in pp; and the seconds taken."""
     start = time.perf_counter()
     tables = [as_table(a) for a in agents]

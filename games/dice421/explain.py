@@ -66,11 +66,14 @@ class Loss:
         if self.role == LEADER:
             where = f"leading, {self.tokens} tokens to {self.opponent_tokens}, roll {self.roll} of 3"
         else:
-            where = (f"following {g.hand_str(g.HANDS[self.leader_hand])} "
-                     f"(roll {self.roll} of {self.rolls_owed}), {self.tokens} tokens to {self.opponent_tokens}")
+            where = (
+                f"following {g.hand_str(g.HANDS[self.leader_hand])} "
+                f"(roll {self.roll} of {self.rolls_owed}), {self.tokens} tokens to {self.opponent_tokens}"
+            )
         share = "" if self.played_share > 0.999 else f" ({100 * self.played_share:.0f}%)"
-        return (f"{where}, hand {hand}: plays {g.describe_action(self.played)}{share}, "
-                f"best {g.describe_action(self.best)}")
+        return (
+            f"{where}, hand {hand}: plays {g.describe_action(self.played)}{share}, best {g.describe_action(self.best)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -122,8 +125,9 @@ def _visits(P: int, lead_a, foll_a, lead_b, foll_b) -> tuple[np.ndarray, np.ndar
         for j in range(2):
             nxt = np.where(kind[j] == 0, block, 1 - block) * n + tok[j] - 1
             flat = (np.arange(n)[:, None, None] * (2 * n) + nxt).ravel()
-            M[block * n:(block + 1) * n] += np.bincount(flat, weights=(D * np.abs(coef[j])).ravel(),
-                                                          minlength=n * 2 * n).reshape(n, 2 * n)
+            M[block * n : (block + 1) * n] += np.bincount(
+                flat, weights=(D * np.abs(coef[j])).ravel(), minlength=n * 2 * n
+            ).reshape(n, 2 * n)
     visits = np.linalg.solve(np.eye(2 * n) - M.T, start)
     return visits[:n], visits[n:]
 
@@ -159,6 +163,7 @@ def explain(policy: Policy421, tol: float = s.DEFAULT_TOL) -> Breakdown:
     g_two, _ = s._follower_step(g_one, None, 1)  # owing two more rolls
     stop = {1: U @ FIRST_ROLL, 2: g_one @ FIRST_ROLL}  # [t, L]: the leader stops after roll r
     final = g_two @ FIRST_ROLL  # the turn ends after roll 3
+
     def leader_values(stop_value, keep_into):
         """[t, h, a]: the leader's chance after STOP or a keep that rolls into ``keep_into``."""
         q = np.empty((P - 1, N_HANDS, g.N_ACTIONS))
@@ -182,11 +187,23 @@ def explain(policy: Policy421, tol: float = s.DEFAULT_TOL) -> Breakdown:
         played = probs.argmax(-1)
         for idx in zip(*np.nonzero(loss > 0)):
             h = idx[-1]
-            losses.append(Loss(
-                role, int(t_own[idx[0]]), P - int(t_own[idx[0]]), r, owed, int(h),
-                int(leader_hand(idx)), float(reach[idx]), float(loss[idx]), int(played[idx]),
-                float(probs[idx][played[idx]]), int(best[idx]),
-                (float(q_own[idx][played[idx]]), float(best_value[idx]))))
+            losses.append(
+                Loss(
+                    role,
+                    int(t_own[idx[0]]),
+                    P - int(t_own[idx[0]]),
+                    r,
+                    owed,
+                    int(h),
+                    int(leader_hand(idx)),
+                    float(reach[idx]),
+                    float(loss[idx]),
+                    int(played[idx]),
+                    float(probs[idx][played[idx]]),
+                    int(best[idx]),
+                    (float(q_own[idx][played[idx]]), float(best_value[idx])),
+                )
+            )
 
     # The policy leads (its rows lead_a), the optimal bot follows.
     p = np.broadcast_to(FIRST_ROLL, (P - 1, N_HANDS))
@@ -211,8 +228,7 @@ def explain(policy: Policy421, tol: float = s.DEFAULT_TOL) -> Breakdown:
         reach = visits_b[:, None, None] * leader_final[:, :, None] * hands
         q_own = 1.0 - _follower_q(values_after[d])
         probs = np.concatenate([np.zeros(foll_a[d].shape[:3] + (1,)), foll_a[d]], -1)
-        add(FOLLOWER, P - t_lead, r, n, q_own, probs, reach, FOLLOWER_LEGAL[None, None],
-            lambda idx: idx[1])
+        add(FOLLOWER, P - t_lead, r, n, q_own, probs, reach, FOLLOWER_LEGAL[None, None], lambda idx: idx[1])
     losses.sort(key=lambda x: -x.loss)
     return Breakdown(P, policy.name, win, tuple(losses))
 
@@ -224,18 +240,19 @@ def _pp(x: float) -> str:
 def format_breakdown(b: Breakdown, top: int = 10) -> list[str]:
     """The breakdown for people: the gap by role, decision and tokens, then the
     ``top`` largest losses with their states and the two moves (80 columns)."""
-    lines = [f"{b.name}: where the gap to the optimum goes (pot {b.pot}, exact)",
-             f"  P(win) vs optimal {b.win:.6f}, gap {_pp(b.gap)}",
-             f"  the losses of its decision states add up to {_pp(b.total)}",
-             "  charge and RAMPO are dice only (no decisions): the gap is all in the discharge"]
+    lines = [
+        f"{b.name}: where the gap to the optimum goes (pot {b.pot}, exact)",
+        f"  P(win) vs optimal {b.win:.6f}, gap {_pp(b.gap)}",
+        f"  the losses of its decision states add up to {_pp(b.total)}",
+        "  charge and RAMPO are dice only (no decisions): the gap is all in the discharge",
+    ]
     if not b.losses:
         return lines + ["  no decision state loses anything: the policy is optimal"]
     lines.append("  by decision:")
     lines += [f"    {k:<28} {_pp(v):>12}  {100 * v / b.total:5.1f}%" for k, v in b.by(decision_name).items()]
     lines.append("  by the policy's tokens (opponent has the rest):")
     by_tokens = b.by(lambda x: x.tokens)
-    lines += [f"    {k:>2} tokens  {_pp(v):>12}  {100 * v / b.total:5.1f}%" for k, v in
-              sorted(by_tokens.items())]
+    lines += [f"    {k:>2} tokens  {_pp(v):>12}  {100 * v / b.total:5.1f}%" for k, v in sorted(by_tokens.items())]
     half = int(np.searchsorted(np.cumsum([x.loss for x in b.losses]), b.total / 2)) + 1
     lines.append(f"  {len(b.losses):,} states lose something; the largest {half:,} hold half the gap")
     lines.append(f"  the {min(top, len(b.losses))} largest losses (reach = visits per game):")
@@ -247,4 +264,5 @@ def format_breakdown(b: Breakdown, top: int = 10) -> list[str]:
 
 def _wrap(text: str, width: int = 80) -> list[str]:
     import textwrap
+
     return textwrap.wrap(text, width, subsequent_indent="        ")

@@ -24,19 +24,24 @@ class Rank421Features(OneHotInts):
     def __init__(self, observation_space: gym.spaces.Box):
         c = codec421
         if tuple(observation_space.shape) != (c.OBS_SIZE,):
-            raise ValueError(f"Rank421Features reads 421 observations ({c.OBS_SIZE} integers), "
-                             f"not shape {observation_space.shape}")
+            raise ValueError(
+                f"Rank421Features reads 421 observations ({c.OBS_SIZE} integers), not shape {observation_space.shape}"
+            )
         super().__init__(observation_space)
         n_hands = len(game421.HANDS)
-        starts = [c.HAND.start] + [c.OTHERS_START + slot * c.OTHER_SLOT_SIZE + c.O_HAND.start
-                                   for slot in range(c.MAX_PLAYERS - 1)]
+        starts = [c.HAND.start] + [
+            c.OTHERS_START + slot * c.OTHER_SLOT_SIZE + c.O_HAND.start for slot in range(c.MAX_PLAYERS - 1)
+        ]
         # rank_of[d1 * 64 + d2 * 8 + d3]: 1 + the rank of the dice d1 d2 d3, 0 for no hand
         self.register_buffer("rank_of", torch.as_tensor(codec421.RANK_OF_DICE.reshape(-1) + 1), persistent=False)
         self.register_buffer("hand_dice", torch.tensor([[s, s + 1, s + 2] for s in starts]), persistent=False)
         self.register_buffer("powers", torch.tensor([64, 8, 1]), persistent=False)
         # thermometer[r]: the code of rank r - 1 (r = 0: no hand)
-        self.register_buffer("thermometer", (torch.arange(n_hands)[None, :] < torch.arange(n_hands + 1)[:, None]).float(),
-                             persistent=False)
+        self.register_buffer(
+            "thermometer",
+            (torch.arange(n_hands)[None, :] < torch.arange(n_hands + 1)[:, None]).float(),
+            persistent=False,
+        )
         self._features_dim = self.features_dim + len(starts) * n_hands
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:

@@ -38,10 +38,22 @@ def hand_str(hand: Iterable[int]) -> str:
 _NAMED_HANDS = tuple(
     (canonical(dice), value)
     for dice, value in [
-        ((4, 2, 1), 10), ((1, 1, 1), 7), ((1, 1, 6), 6), ((6, 6, 6), 6),
-        ((1, 1, 5), 5), ((5, 5, 5), 5), ((1, 1, 4), 4), ((4, 4, 4), 4),
-        ((1, 1, 3), 3), ((3, 3, 3), 3), ((1, 1, 2), 2), ((2, 2, 2), 2),
-        ((4, 5, 6), 2), ((3, 4, 5), 2), ((2, 3, 4), 2), ((1, 2, 3), 2),
+        ((4, 2, 1), 10),
+        ((1, 1, 1), 7),
+        ((1, 1, 6), 6),
+        ((6, 6, 6), 6),
+        ((1, 1, 5), 5),
+        ((5, 5, 5), 5),
+        ((1, 1, 4), 4),
+        ((4, 4, 4), 4),
+        ((1, 1, 3), 3),
+        ((3, 3, 3), 3),
+        ((1, 1, 2), 2),
+        ((2, 2, 2), 2),
+        ((4, 5, 6), 2),
+        ((3, 4, 5), 2),
+        ((2, 3, 4), 2),
+        ((1, 2, 3), 2),
         ((2, 2, 1), 2),
     ]
 )
@@ -117,8 +129,7 @@ def _is_sub_multiset(part: tuple[int, ...], whole: tuple[int, ...]) -> bool:
 
 # Keep actions that are possible from each hand (the keep is part of the hand).
 _KEEP_ACTIONS_FOR = {
-    hand: tuple(a for keep, a in _KEEP_ACTION.items() if _is_sub_multiset(keep, hand))
-    for hand in HANDS
+    hand: tuple(a for keep, a in _KEEP_ACTION.items() if _is_sub_multiset(keep, hand)) for hand in HANDS
 }
 
 
@@ -256,8 +267,9 @@ class Game421(TableGame):
             amount = min(out.due, self.pot)
             self.pot -= amount
             self.tokens[taker] += amount
-            self._emit("take", seat=taker, amount=amount, due=out.due, rampo=out.rampo,
-                       pot=self.pot, tokens=list(self.tokens))
+            self._emit(
+                "take", seat=taker, amount=amount, due=out.due, rampo=out.rampo, pot=self.pot, tokens=list(self.tokens)
+            )
             if self.pot == 0:
                 self._emit("charge_end", tokens=list(self.tokens), last_taker=taker)
                 return taker
@@ -284,8 +296,11 @@ class Game421(TableGame):
         self.rolls_used += 1
         self._emit(
             "roll" if self.rolls_used == 1 else "reroll",
-            seat=self.current_player, roll=self.rolls_used, keep=keep,
-            rolled=tuple(rolled), hand=self.dice_in_hand,
+            seat=self.current_player,
+            roll=self.rolls_used,
+            keep=keep,
+            rolled=tuple(rolled),
+            hand=self.dice_in_hand,
         )
 
     def _play_forced_turns(self) -> None:
@@ -312,8 +327,15 @@ class Game421(TableGame):
         amount = min(out.due, self.tokens[out.giver])
         self.tokens[out.giver] -= amount
         self.tokens[out.receiver] += amount
-        self._emit("give", giver=out.giver, receiver=out.receiver, amount=amount, due=out.due,
-                   rampo=out.rampo, tokens=list(self.tokens))
+        self._emit(
+            "give",
+            giver=out.giver,
+            receiver=out.receiver,
+            amount=amount,
+            due=out.due,
+            rampo=out.rampo,
+            tokens=list(self.tokens),
+        )
         if not self._settle_leavers_and_loser(self.round_order):
             self._start_discharge_round(out.receiver)  # H7: who received leads
 

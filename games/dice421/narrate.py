@@ -8,8 +8,7 @@ from core.narrate import Narrator, dice_text, fit, plural
 from games.dice421 import game as g421
 
 
-def tokens_text(tokens: Sequence[int], names: Sequence[str], pot: Optional[int] = None,
-                out: Sequence[int] = ()) -> str:
+def tokens_text(tokens: Sequence[int], names: Sequence[str], pot: Optional[int] = None, out: Sequence[int] = ()) -> str:
     parts = [f"{names[s]} {t}" + (" (out)" if s in out else "") for s, t in enumerate(tokens)]
     return "Tokens: " + ", ".join(parts) + (f" | pot {pot}" if pot is not None else "")
 
@@ -50,19 +49,28 @@ class Narrator421(Narrator):
             return f"  {who(e['seat'])} roll 1: {dice_text(e['hand'])}"
         if kind == "reroll":
             keep, rolled = e["keep"], e["rolled"]
-            move = (f"kept {dice_text(keep)},", f"rolled {dice_text(rolled)}") if keep else \
-                ("rerolled all three,", f"rolled {dice_text(rolled)}")
+            move = (
+                (f"kept {dice_text(keep)},", f"rolled {dice_text(rolled)}")
+                if keep
+                else ("rerolled all three,", f"rolled {dice_text(rolled)}")
+            )
             return fit(f"  {who(e['seat'])} roll {e['roll']}:", *move, f"-> {dice_text(e['hand'])}", indent="      ")
         if kind == "stop":
             n = plural(e["rolls"], "roll")
-            return fit(f"  {who(e['seat'])} stops after {n} with {dice_text(e['hand'])}:",
-                       f"the others must make exactly {n}.", indent="      ")
+            return fit(
+                f"  {who(e['seat'])} stops after {n} with {dice_text(e['hand'])}:",
+                f"the others must make exactly {n}.",
+                indent="      ",
+            )
         if kind == "turn_end":
             self.round_hands.append((e["seat"], e["hand"]))
             if e["seat"] == self.round_leader:
                 if e["rolls"] == g421.MAX_ROLLS:
-                    return fit(f"  {who(e['seat'])} plays {dice_text(e['hand'])} after all 3 rolls:",
-                               "the others must make exactly 3 rolls.", indent="      ")
+                    return fit(
+                        f"  {who(e['seat'])} plays {dice_text(e['hand'])} after all 3 rolls:",
+                        "the others must make exactly 3 rolls.",
+                        indent="      ",
+                    )
                 return None  # the stop line said it
             return f"  {who(e['seat'])} plays {dice_text(e['hand'])}."
         if kind == "rampo":
@@ -97,8 +105,11 @@ class Narrator421(Narrator):
         else:
             _, high = max(self.round_hands, key=lambda sh: g421.hand_rank(sh[1]))
             left = f"; only {e['amount']} left" if e["amount"] < e["due"] else ""
-            what = fit(f"  -> {taker} has the lowest hand and takes {plural(e['amount'], 'token')} from the pot",
-                       f"(the highest hand, {dice_text(high)}, is worth {e['due']}{left}).", indent="     ")
+            what = fit(
+                f"  -> {taker} has the lowest hand and takes {plural(e['amount'], 'token')} from the pot",
+                f"(the highest hand, {dice_text(high)}, is worth {e['due']}{left}).",
+                indent="     ",
+            )
         return f"{what}\n  {self.tokens_line(e['tokens'], e['pot'])}"
 
     def _give(self, e: dict) -> str:
@@ -109,8 +120,10 @@ class Narrator421(Narrator):
             what = fit(f"  -> {receiver} loses the RAMPO:", f"{giver} gives {receiver} {given}.", indent="     ")
         else:
             short = f" (all it held; {e['due']} due)" if e["amount"] < e["due"] else ""
-            what = fit(f"  -> highest hand {dice_text(hands[e['giver']])} (worth {e['due']}) by {giver},",
-                       f"lowest {dice_text(hands[e['receiver']])} by {receiver}:",
-                       f"{self.seat_name(e['giver'])} gives {self.seat_name(e['receiver'])} {given}{short}.",
-                       indent="     ")
+            what = fit(
+                f"  -> highest hand {dice_text(hands[e['giver']])} (worth {e['due']}) by {giver},",
+                f"lowest {dice_text(hands[e['receiver']])} by {receiver}:",
+                f"{self.seat_name(e['giver'])} gives {self.seat_name(e['receiver'])} {given}{short}.",
+                indent="     ",
+            )
         return f"{what}\n  {self.tokens_line(e['tokens'])}"

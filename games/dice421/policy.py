@@ -53,14 +53,14 @@ class Policy421:
             ("leader", self.leader, (p + 1, 2, N_HANDS, N_ACTIONS), LEADER_LEGAL),
             ("follower", self.follower, (p + 1, 3, N_HANDS, N_HANDS, N_ACTIONS), FOLLOWER_LEGAL),
         )
-        for name, table, shape, legal in tables:
+        for name, table, shape, _legal in tables:
             if not isinstance(table, np.ndarray):
                 raise ValueError(f"the {name} table must be a numpy array of shape {shape}, got {type(table).__name__}")
             if table.shape != shape:
                 raise ValueError(f"{name} table must be {shape}, got {table.shape}")
             if table.dtype.kind not in "biuf":
                 raise ValueError(f"the {name} table holds probabilities (real numbers), got dtype {table.dtype}")
-        for name, table, shape, legal in tables:
+        for name, table, _shape, legal in tables:
             rows = table[1:p].astype(np.float64, copy=False)
             finite = np.isfinite(rows).all(-1)
             problems = (
@@ -72,12 +72,15 @@ class Policy421:
             for why, bad in problems:
                 where = np.argwhere(bad)
                 if len(where):
-                    raise ValueError(f"policy table {self.name!r}: the {name} row for {_state(name, where[0])} {why} "
-                                     f"({len(where)} such states): {_row_text(rows[tuple(where[0])])}")
+                    raise ValueError(
+                        f"policy table {self.name!r}: the {name} row for {_state(name, where[0])} {why} "
+                        f"({len(where)} such states): {_row_text(rows[tuple(where[0])])}"
+                    )
 
     @staticmethod
-    def from_actions(pot: int, leader_actions: np.ndarray, follower_actions: np.ndarray,
-                     name: str = "policy") -> "Policy421":
+    def from_actions(
+        pot: int, leader_actions: np.ndarray, follower_actions: np.ndarray, name: str = "policy"
+    ) -> "Policy421":
         """One-hot tables from action arrays (pot + 1, 2, 56) and (pot + 1, 3, 56, 56)."""
         lead = np.zeros(leader_actions.shape + (N_ACTIONS,))
         np.put_along_axis(lead, leader_actions[..., None], 1.0, axis=-1)
@@ -95,8 +98,10 @@ def _state(table: str, index) -> str:
         return f"tokens {t + 1}, after roll {r + 1}, hand {g.hand_str(g.HANDS[h])}"
     d, L, h = rest
     n, r = FOLLOWER_DECISIONS[d]
-    return (f"tokens {t + 1}, following a leader who stopped on {g.hand_str(g.HANDS[L])} (roll {r} of {n}), "
-            f"hand {g.hand_str(g.HANDS[h])}")
+    return (
+        f"tokens {t + 1}, following a leader who stopped on {g.hand_str(g.HANDS[L])} (roll {r} of {n}), "
+        f"hand {g.hand_str(g.HANDS[h])}"
+    )
 
 
 def _row_text(row: np.ndarray) -> str:

@@ -59,12 +59,11 @@ PRESETS = [
         PPO_421,
         name="ppo-421-selfplay",
         description="the earlier ppo-421 (128 x 128, 256 games) against a pool: the optimal bot half "
-                    "the games, the heuristic bots and four frozen past versions of itself the rest",
+        "the games, the heuristic bots and four frozen past versions of itself the rest",
         # the earlier ppo-421 settings, with which its figures were measured
         n_envs=256,
         threads=1,
-        policy={**PPO_421.policy, "net_arch": {"pi": [128, 128], "vf": [128, 128]},
-                "features_extractor": "OneHotInts"},
+        policy={**PPO_421.policy, "net_arch": {"pi": [128, 128], "vf": [128, 128]}, "features_extractor": "OneHotInts"},
         timesteps=25_000_000,
         ppo={**PPO_421.ppo, "n_steps": 64, "learning_rate": 2e-3},
         pool={"heuristic": 0.1, "greedy421": 0.05, "cautious": 0.05},
@@ -76,7 +75,7 @@ PRESETS = [
         PPO_421,
         name="ppo-421-3p",
         description="MaskablePPO on batched three-player 421 (pot 15); each other seat plays heuristic, "
-                    "exact3, the other bots or one of four frozen past versions of the learner",
+        "exact3, the other bots or one of four frozen past versions of the learner",
         timesteps=15_000_000,
         env={"n_players": 3, "pot": 15},
         # the inputs and learning rate its figures were measured with

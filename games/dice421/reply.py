@@ -96,8 +96,14 @@ class ReplyTables:
 
     def arrays(self) -> dict[str, np.ndarray]:
         meta = np.frombuffer(json.dumps(self.metadata, indent=2).encode(), dtype=np.uint8)
-        return {"pot": np.array(self.pot, dtype=np.int64), "lead": self.lead, "follow1": self.follow1,
-                "follow2": self.follow2, "rows": self.rows, "metadata": meta}
+        return {
+            "pot": np.array(self.pot, dtype=np.int64),
+            "lead": self.lead,
+            "follow1": self.follow1,
+            "follow2": self.follow2,
+            "rows": self.rows,
+            "metadata": meta,
+        }
 
 
 # ---------------------------------------------------------------- roles in each state
@@ -124,11 +130,16 @@ def roles(pot: int) -> tuple[np.ndarray, np.ndarray]:
 def pack(reply: exact421n.BestReply, metadata: dict | None = None) -> ReplyTables:
     """A best reply of seat 0 at a three-player table, as stored."""
     if reply.n_players != N_PLAYERS or reply.seat != 0:
-        raise ValueError(f"a reply file holds seat 0 of a three-player table, got seat {reply.seat} of {reply.n_players}")
+        raise ValueError(
+            f"a reply file holds seat 0 of a three-player table, got seat {reply.seat} of {reply.n_players}"
+        )
     lay = exact421n.layout(N_PLAYERS, reply.pot)
     position, _ = roles(reply.pot)
     lead = np.zeros((lay.S, 2, N_HANDS), dtype=np.uint8)
-    follow = {1: np.zeros((lay.S, 3, N_HANDS), dtype=np.int64), 2: np.zeros((lay.S, 3, N_HANDS, N_HANDS), dtype=np.int64)}
+    follow = {
+        1: np.zeros((lay.S, 3, N_HANDS), dtype=np.int64),
+        2: np.zeros((lay.S, 3, N_HANDS, N_HANDS), dtype=np.int64),
+    }
     blocks = []  # (position, state, follower actions (3, *context, 56))
     for i, acts in sorted(reply.actions.items()):
         if position[i] == 0:
@@ -142,10 +153,16 @@ def pack(reply: exact421n.BestReply, metadata: dict | None = None) -> ReplyTable
     ids, start = ids.reshape(-1), 0
     for pos, i, a in blocks:
         size = a.size // N_HANDS
-        follow[pos][i] = ids[start: start + size].reshape(a.shape[:-1])
+        follow[pos][i] = ids[start : start + size].reshape(a.shape[:-1])
         start += size
-    return ReplyTables(reply.pot, lead, follow[1].astype(np.uint16), follow[2].astype(np.uint16),
-                       rows.astype(np.uint8), dict(metadata or {}))
+    return ReplyTables(
+        reply.pot,
+        lead,
+        follow[1].astype(np.uint16),
+        follow[2].astype(np.uint16),
+        rows.astype(np.uint8),
+        dict(metadata or {}),
+    )
 
 
 def build(pot: int = 15, versus: str = "heuristic", tol: float = DEFAULT_TOL):
@@ -155,10 +172,19 @@ def build(pot: int = 15, versus: str = "heuristic", tol: float = DEFAULT_TOL):
 
     opponent = exact421n.as_table(make_agent("421", versus, seed=0))
     reply = exact421n.best_reply([None, opponent, opponent], 0, pot, tol)
-    metadata = {"format": FORMAT, "format_version": FORMAT_VERSION, "game": "421", "n_players": N_PLAYERS,
-                "pot": reply.pot, "made_as": f"the exact best reply to two {versus} bots", "versus": versus,
-                "tol": tol, "policy_iterations": reply.iterations, "bellman_residual": reply.residual,
-                "build_seconds": round(reply.seconds, 1)}
+    metadata = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "game": "421",
+        "n_players": N_PLAYERS,
+        "pot": reply.pot,
+        "made_as": f"the exact best reply to two {versus} bots",
+        "versus": versus,
+        "tol": tol,
+        "policy_iterations": reply.iterations,
+        "bellman_residual": reply.residual,
+        "build_seconds": round(reply.seconds, 1),
+    }
     return pack(reply, metadata), reply, opponent
 
 
@@ -170,8 +196,10 @@ def save(tables: ReplyTables, path: Path, force: bool | None = None) -> None:
     path = Path(path)
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **tables.arrays())
-    files = ((path, buffer.getvalue(), "reply file"),
-             (path.with_suffix(".json"), json.dumps(tables.metadata, indent=2) + "\n", "reply file's metadata"))
+    files = (
+        (path, buffer.getvalue(), "reply file"),
+        (path.with_suffix(".json"), json.dumps(tables.metadata, indent=2) + "\n", "reply file's metadata"),
+    )
     for target, data, what in files:
         if force is None:
             write_atomic(target, data)
@@ -211,8 +239,10 @@ def load(path: Path) -> ReplyTables:
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         refuse(f"metadata does not say format {FORMAT!r}")
     if metadata.get("pot") != pot or metadata.get("n_players") != N_PLAYERS:
-        refuse(f"metadata says pot {metadata.get('pot')!r} for {metadata.get('n_players')!r} players; "
-               f"the tables are for pot {pot}, {N_PLAYERS} players")
+        refuse(
+            f"metadata says pot {metadata.get('pot')!r} for {metadata.get('n_players')!r} players; "
+            f"the tables are for pot {pot}, {N_PLAYERS} players"
+        )
     sizes = {"S": len(exact421n.discharge_states(N_PLAYERS, pot)), "R": len(arrays["rows"])}
     for key, (_, shape) in SHAPES.items():
         want_shape = tuple(sizes.get(d, d) for d in shape)
@@ -248,14 +278,18 @@ def _read_arrays(data: bytes, refuse) -> dict[str, np.ndarray]:
         want = {f"{k}.npy" for k in SHAPES}
         if set(members) != want:
             extra, missing = sorted(set(members) - want), sorted(want - set(members))
-            refuse(f"its arrays are not a reply's (missing {', '.join(missing) or 'none'}; "
-                   f"unexpected {', '.join(extra)[:80] or 'none'})")
+            refuse(
+                f"its arrays are not a reply's (missing {', '.join(missing) or 'none'}; "
+                f"unexpected {', '.join(extra)[:80] or 'none'})"
+            )
         arrays = {}
         for key, (dtype, shape) in SHAPES.items():
             with z.open(f"{key}.npy") as f:
                 version = np.lib.format.read_magic(f)
-                read_header = {(1, 0): np.lib.format.read_array_header_1_0,
-                               (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                read_header = {
+                    (1, 0): np.lib.format.read_array_header_1_0,
+                    (2, 0): np.lib.format.read_array_header_2_0,
+                }.get(version)
                 if read_header is None:
                     refuse(f"{key} is in npy format {version}, not 1.0 or 2.0")
                 got_shape, _, got_dtype = read_header(f)
@@ -279,7 +313,9 @@ class ReplyAgent421(DeterministicAgent):
     def __init__(self, path: Path | str | None = None, name: str | None = None):
         path = DEFAULT_PATH if path is None else Path(path)
         if path == DEFAULT_PATH and not path.exists():
-            raise ReplyFileError(f"the {NAME} 421 bot is missing: no {path} (build it with: python -m games.dice421.reply)")
+            raise ReplyFileError(
+                f"the {NAME} 421 bot is missing: no {path} (build it with: python -m games.dice421.reply)"
+            )
         self.tables = load(path)
         self.path = path
         self.name = name or (NAME if path == DEFAULT_PATH else str(path))
@@ -296,14 +332,17 @@ class ReplyAgent421(DeterministicAgent):
         if n_players != N_PLAYERS:
             raise ValueError(f"the {self.name} 421 bot is made for three players only, not {n_players}")
         if pot is not None and int(pot) != self.tables.pot:
-            raise ValueError(f"the {self.name} 421 bot was built for pot {self.tables.pot}, not {pot} "
-                             f"(build one with: python -m games.dice421.reply --pot {pot} --out FILE.npz)")
+            raise ValueError(
+                f"the {self.name} 421 bot was built for pot {self.tables.pot}, not {pot} "
+                f"(build one with: python -m games.dice421.reply --pot {pot} --out FILE.npz)"
+            )
 
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
         action = int(self.actions(np.asarray(obs).reshape(1, -1))[0])
         if action_mask is not None and not np.asarray(action_mask)[action]:
-            raise ValueError(f"{self.name} chose {g.describe_action(action)}, which the mask forbids: "
-                             f"{codec421.decode(obs)}")
+            raise ValueError(
+                f"{self.name} chose {g.describe_action(action)}, which the mask forbids: {codec421.decode(obs)}"
+            )
         return action
 
     def action_probs(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -316,7 +355,9 @@ class ReplyAgent421(DeterministicAgent):
         """The action at each of a batch of three-player discharge decisions (``masks``, as
         ``agents.base.batch_actions`` passes them, are not needed: the tables hold legal moves)."""
         if obs.ndim != 2 or obs.shape[1] != codec421.OBS_SIZE:
-            raise ValueError(f"{self.name}: observations of {codec421.OBS_SIZE} numbers expected, got shape {obs.shape}")
+            raise ValueError(
+                f"{self.name}: observations of {codec421.OBS_SIZE} numbers expected, got shape {obs.shape}"
+            )
         if obs.dtype.kind != "i":
             whole = obs.dtype.kind in "uf" and np.all(np.isfinite(obs)) and np.all(obs == np.round(obs))
             if not whole or np.any(np.abs(obs) > 1 << 30):
@@ -331,14 +372,21 @@ class ReplyAgent421(DeterministicAgent):
         tokens = np.stack([obs[:, codec421.TOKENS]] + [obs[:, s + codec421.O_TOKENS] for s in slot], 1)
         hand = _ranks(obs[:, codec421.HAND])
         used, allowed = obs[:, codec421.ROLLS_USED], obs[:, codec421.ROLLS_ALLOWED]
-        decision = ((obs[:, codec421.PHASE] == codec421.PHASE_CODE[g.DISCHARGE]) & (hand >= 0) & (used >= 1)
-                    & (used < allowed) & (allowed <= g.MAX_ROLLS) & np.all(tokens >= 0, 1))
+        decision = (
+            (obs[:, codec421.PHASE] == codec421.PHASE_CODE[g.DISCHARGE])
+            & (hand >= 0)
+            & (used >= 1)
+            & (used < allowed)
+            & (allowed <= g.MAX_ROLLS)
+            & np.all(tokens >= 0, 1)
+        )
         self._no_decision(obs, decision)
         pots = tokens.sum(1)
         if np.any(pots != self.tables.pot):
             self.check_table(N_PLAYERS, int(pots[pots != self.tables.pot][0]))
-        leader = np.where(obs[:, codec421.IS_LEADER] == 1, 0,
-                          np.where(obs[:, slot[0] + codec421.O_IS_LEADER] == 1, 1, 2))
+        leader = np.where(
+            obs[:, codec421.IS_LEADER] == 1, 0, np.where(obs[:, slot[0] + codec421.O_IS_LEADER] == 1, 1, 2)
+        )
         state = self.state_of[tuple(tokens.T) + (leader,)]
         position = np.where(state >= 0, self.position[state], -1)
         leads = obs[:, codec421.IS_LEADER] == 1
@@ -351,8 +399,11 @@ class ReplyAgent421(DeterministicAgent):
             s, pos = state[follow], position[follow]
             d = np.where(allowed[follow] == 2, 0, np.where(used[follow] == 1, 1, 2))
             played = [self._played(obs[follow], self.before[s, j]) for j in range(2)]
-            row = np.where(pos == 1, self.tables.follow1[s, d, np.maximum(played[0], 0)],
-                           self.tables.follow2[s, d, np.maximum(played[0], 0), np.maximum(played[1], 0)])
+            row = np.where(
+                pos == 1,
+                self.tables.follow1[s, d, np.maximum(played[0], 0)],
+                self.tables.follow2[s, d, np.maximum(played[0], 0), np.maximum(played[1], 0)],
+            )
             actions[follow] = self.tables.rows[row, hand[follow]]
         return actions
 
@@ -372,8 +423,9 @@ class ReplyAgent421(DeterministicAgent):
 # ---------------------------------------------------------------- exact figures
 
 
-def table_figures(reply, names: Sequence[str] = HEURISTICS, pot: int | None = None, tables: dict | None = None,
-                  log=None) -> dict:
+def table_figures(
+    reply, names: Sequence[str] = HEURISTICS, pot: int | None = None, tables: dict | None = None, log=None
+) -> dict:
     """The reply's exact figures at its own table and at every table of it with two of
     ``names`` (seat orders included): each seat's P(not losing), best reply and regret."""
     from agents import make_agent
@@ -390,8 +442,10 @@ def table_figures(reply, names: Sequence[str] = HEURISTICS, pot: int | None = No
         at = [me, me if a == NAME else tables[a], me if b == NAME else tables[b]]
         seats, seconds = exact421n.table_figures(at, [NAME, a, b], pot)
         key = ",".join((NAME, a, b))
-        out[key] = [{"name": f.name, "not_losing": f.not_losing, "best_reply": f.best_reply,
-                     "regret_pp": f.regret_pp} for f in seats]
+        out[key] = [
+            {"name": f.name, "not_losing": f.not_losing, "best_reply": f.best_reply, "regret_pp": f.regret_pp}
+            for f in seats
+        ]
         if log:
             log(f"table {', '.join((NAME, a, b))} ({seconds:.0f} s): P(not losing), regret")
             for f in seats:
@@ -407,16 +461,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m games.dice421.reply",
         description="Build the exact best reply to two bots at a three-player 421 table, as a bot "
-                    "(the shipped exact3 is: python -m games.dice421.reply --force). It writes FILE.npz and "
-                    "FILE.json, each atomically; an existing file is replaced only with --force.")
+        "(the shipped exact3 is: python -m games.dice421.reply --force). It writes FILE.npz and "
+        "FILE.json, each atomically; an existing file is replaced only with --force.",
+    )
     parser.add_argument("--pot", type=int, default=15, help="tokens in the pot (default: 15)")
     parser.add_argument("--versus", default="heuristic", help="the bot it replies to (default: heuristic)")
-    parser.add_argument("--out", default=str(DEFAULT_PATH),
-                        help="the file to write, FILE.npz, and FILE.json beside it (default: the shipped exact3, "
-                        "which exists: give --force to rebuild it)")
+    parser.add_argument(
+        "--out",
+        default=str(DEFAULT_PATH),
+        help="the file to write, FILE.npz, and FILE.json beside it (default: the shipped exact3, "
+        "which exists: give --force to rebuild it)",
+    )
     parser.add_argument("--force", action="store_true", help="replace FILE.npz and FILE.json if they exist")
-    parser.add_argument("--no-figures", action="store_true",
-                        help="skip its exact figures at the tables with the heuristics (minutes at pot 15)")
+    parser.add_argument(
+        "--no-figures",
+        action="store_true",
+        help="skip its exact figures at the tables with the heuristics (minutes at pot 15)",
+    )
     args = parser.parse_args(argv)
     import games
     from agents import make_agent
@@ -443,8 +504,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error(f"--out {e}")
     start = time.perf_counter()
     tables, reply, opponent = build(args.pot, args.versus)
-    print(f"the best reply to two {args.versus} bots, pot {args.pot}: P(not losing) {reply.value:.6f}\n"
-          f"  ({reply.iterations} policy iterations, {reply.seconds:.0f} s)", flush=True)
+    print(
+        f"the best reply to two {args.versus} bots, pot {args.pot}: P(not losing) {reply.value:.6f}\n"
+        f"  ({reply.iterations} policy iterations, {reply.seconds:.0f} s)",
+        flush=True,
+    )
     if not args.no_figures:
         building = out.with_name(f".{out.stem}.building.npz")  # a readable agent for the figures
         try:
@@ -455,8 +519,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             agent = ReplyAgent421(building, NAME)
             names = [n for n in HEURISTICS if n != args.versus]
             known = {args.versus: opponent} if args.versus in HEURISTICS else {}
-            tables.metadata["exact"] = table_figures(agent, [*known, *names], args.pot, known,
-                                                     log=lambda line: print(line, flush=True))
+            tables.metadata["exact"] = table_figures(
+                agent, [*known, *names], args.pot, known, log=lambda line: print(line, flush=True)
+            )
         finally:
             for suffix in (".npz", ".json"):
                 building.with_suffix(suffix).unlink(missing_ok=True)
@@ -465,8 +530,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         save(tables, out, args.force)
     except FileRefused as e:
         return error(f"--out {e}")
-    print(f"wrote {out} ({out.stat().st_size:,} bytes)\n  and {out.with_suffix('.json')}, "
-          f"in {time.perf_counter() - start:.0f} s")
+    print(
+        f"wrote {out} ({out.stat().st_size:,} bytes)\n  and {out.with_suffix('.json')}, "
+        f"in {time.perf_counter() - start:.0f} s"
+    )
     return 0
 
 

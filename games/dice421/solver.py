@@ -75,7 +75,7 @@ from agents.base import DeterministicAgent, agent_name as _name, batch_probs, pp
 from core.spec import NoExactFigure
 from games.dice421 import codec as codec421
 from games.dice421 import game as g
-from games.dice421.codec import RAMPO_FIRST_LOSES, charge_outcomes, rampo_first_loses
+from games.dice421.codec import RAMPO_FIRST_LOSES, charge_outcomes, rampo_first_loses  # noqa: F401 (part of the model)
 from games.dice421.policy import FOLLOWER_DECISION_INDEX, FOLLOWER_DECISIONS, FOLLOWER_LEGAL, LEADER_LEGAL, Policy421
 
 N_HANDS = len(g.HANDS)  # 56; a hand's index in HANDS is its rank
@@ -91,8 +91,6 @@ KEEPS_OF = np.zeros((N_HANDS, _MAX_KEEPS), dtype=np.int64)
 for _h in range(N_HANDS):
     _ks = np.flatnonzero(FOLLOWER_LEGAL[_h, 1:])
     KEEPS_OF[_h] = np.concatenate([_ks, np.full(_MAX_KEEPS - len(_ks), _ks[0])])
-
-
 
 
 DEFAULT_TOL = 1e-12
@@ -211,7 +209,8 @@ def _play_round(U: np.ndarray, lead: np.ndarray | None, foll: np.ndarray | None,
 
     ``lead`` (t, 2, 56, 29) and ``foll`` (three (t, 56, 56, 28) keep tables, one
     per follower decision) are aligned on the leader's tokens t = 1..P-1 (see
-    ``_aligned``); None means "plays best" (max for the leader, min for the follower).  With ``actions``, also the chosen actions.
+    ``_aligned``); None means "plays best" (max for the leader, min for the follower).
+    With ``actions``, also the chosen actions.
     """
     s1 = U @ FIRST_ROLL  # the follower makes one roll: no choice
     g_n2, a_d0 = _follower_step(U, foll, 0, actions)
@@ -247,8 +246,6 @@ def _aligned(policy: Policy421) -> tuple[np.ndarray, list[np.ndarray]]:
 
 
 # ---------------------------------------------------------------- the charge
-
-
 
 
 def _game_value(pot: int, x_a: np.ndarray, x_b: np.ndarray) -> float:
@@ -318,8 +315,15 @@ class Solution421:
     def policy(self) -> Policy421:
         return Policy421.from_actions(self.pot, self.leader_actions, self.follower_actions, "optimal")
 
-    def action(self, tokens: int, is_leader: bool, rolls_used: int, hand_rank: int,
-               rolls_allowed: int = 3, leader_hand_rank: int = 0) -> int:
+    def action(
+        self,
+        tokens: int,
+        is_leader: bool,
+        rolls_used: int,
+        hand_rank: int,
+        rolls_allowed: int = 3,
+        leader_hand_rank: int = 0,
+    ) -> int:
         if is_leader:
             return int(self.leader_actions[tokens, rolls_used - 1, hand_rank])
         d = FOLLOWER_DECISION_INDEX[(rolls_allowed, rolls_used)]
@@ -408,7 +412,9 @@ def discharge_values(policy_a: Policy421, policy_b: Policy421) -> tuple[np.ndarr
             col = np.where(kind[j] == 0, block, other) * n + tok[j] - 1
             w = D * coef[j]
             flat = (np.arange(n)[:, None, None] * (2 * n) + col).ravel()
-            A[block * n:(block + 1) * n] -= np.bincount(flat, weights=w.ravel(), minlength=n * 2 * n).reshape(n, 2 * n)
+            A[block * n : (block + 1) * n] -= np.bincount(flat, weights=w.ravel(), minlength=n * 2 * n).reshape(
+                n, 2 * n
+            )
     x = np.linalg.solve(A, b)
     return _pad(x[:n]), _pad(x[n:])
 
@@ -456,13 +462,14 @@ def leader_observation(tokens: int, opponent_tokens: int, rolls_used: int, hand)
     return codec421.encode(hand, rolls_used, g.MAX_ROLLS, True, 0, [other], tokens, 0, g.DISCHARGE, 2)
 
 
-def follower_observation(tokens: int, leader_tokens: int, rolls_allowed: int, rolls_used: int,
-                         leader_hand, hand) -> np.ndarray:
+def follower_observation(
+    tokens: int, leader_tokens: int, rolls_allowed: int, rolls_used: int, leader_hand, hand
+) -> np.ndarray:
     """What ``codec421.observe`` shows a two-player follower at its decision."""
-    other = codec421.OtherPlayer(played=True, hand=tuple(leader_hand), tokens=leader_tokens, in_game=True,
-                                 is_leader=True)
-    return codec421.encode(hand, rolls_used, rolls_allowed, False, rolls_allowed, [other], tokens, 0,
-                           g.DISCHARGE, 2)
+    other = codec421.OtherPlayer(
+        played=True, hand=tuple(leader_hand), tokens=leader_tokens, in_game=True, is_leader=True
+    )
+    return codec421.encode(hand, rolls_used, rolls_allowed, False, rolls_allowed, [other], tokens, 0, g.DISCHARGE, 2)
 
 
 @lru_cache(maxsize=8)
@@ -474,8 +481,11 @@ def decision_observations(pot: int):
     """
     P = _check_pot(pot)
     hands = np.array(g.HANDS, dtype=np.int64)
-    base_l = np.stack([leader_observation(t, P - t, 1, g.HANDS[0]) for t in range(1, P)]) if P > 1 else \
-        np.zeros((0, codec421.OBS_SIZE), np.int64)
+    base_l = (
+        np.stack([leader_observation(t, P - t, 1, g.HANDS[0]) for t in range(1, P)])
+        if P > 1
+        else np.zeros((0, codec421.OBS_SIZE), np.int64)
+    )
     lead = np.repeat(np.repeat(base_l[:, None, None, :], 2, 1), N_HANDS, 2)
     lead[:, :, :, codec421.HAND] = hands[None, None, :, :]
     lead[:, :, :, codec421.ROLLS_USED] = np.array([1, 2])[None, :, None]
@@ -506,10 +516,12 @@ def policy_table(agent, pot: int = 15) -> Policy421:
     foll_masks = np.broadcast_to(FOLLOWER_LEGAL[None, None, None], foll_obs.shape[:4] + (N_ACTIONS,))
     lead = np.zeros((P + 1, 2, N_HANDS, N_ACTIONS))
     foll = np.zeros((P + 1, 3, N_HANDS, N_HANDS, N_ACTIONS))
-    lead[1:P] = _agent_probs(agent, lead_obs.reshape(-1, codec421.OBS_SIZE),
-                             lead_masks.reshape(-1, N_ACTIONS)).reshape(lead[1:P].shape)
-    foll[1:P] = _agent_probs(agent, foll_obs.reshape(-1, codec421.OBS_SIZE),
-                             foll_masks.reshape(-1, N_ACTIONS)).reshape(foll[1:P].shape)
+    lead[1:P] = _agent_probs(agent, lead_obs.reshape(-1, codec421.OBS_SIZE), lead_masks.reshape(-1, N_ACTIONS)).reshape(
+        lead[1:P].shape
+    )
+    foll[1:P] = _agent_probs(agent, foll_obs.reshape(-1, codec421.OBS_SIZE), foll_masks.reshape(-1, N_ACTIONS)).reshape(
+        foll[1:P].shape
+    )
     return Policy421(P, lead, foll, _name(agent))
 
 
@@ -520,8 +532,10 @@ def as_policy(agent_or_policy, pot: int = 15) -> Policy421:
             raise ValueError(f"policy is for pot {agent_or_policy.pot}, not {pot}")
         return agent_or_policy
     if isinstance(agent_or_policy, str):
-        raise TypeError(f"as_policy takes a table or an agent, got the name {agent_or_policy!r}: "
-                        "use agents.bot_table('421', name, pot=...) or agents.make_agent('421', name)")
+        raise TypeError(
+            f"as_policy takes a table or an agent, got the name {agent_or_policy!r}: "
+            "use agents.bot_table('421', name, pot=...) or agents.make_agent('421', name)"
+        )
     return policy_table(agent_or_policy, pot)
 
 
@@ -573,8 +587,9 @@ class OptimalAgent421(DeterministicAgent):
         if o.is_leader:
             action = self.solution(pot).action(o.tokens, True, o.rolls_used, h)
         else:
-            action = self.solution(pot).action(o.tokens, False, o.rolls_used, h, o.rolls_allowed,
-                                               g.hand_rank(other.hand))
+            action = self.solution(pot).action(
+                o.tokens, False, o.rolls_used, h, o.rolls_allowed, g.hand_rank(other.hand)
+            )
         if action_mask is not None and not np.asarray(action_mask)[action]:
             raise ValueError(f"optimal 421 bot chose {g.describe_action(action)}, which the mask forbids: {o}")
         return action
@@ -589,7 +604,7 @@ class OptimalAgent421(DeterministicAgent):
         tokens = obs[:, codec421.TOKENS]
         pots = tokens + obs[:, codec421.OTHERS_START + codec421.O_TOKENS]
         h = codec421.RANK_OF_DICE[obs[:, 0], obs[:, 1], obs[:, 2]]
-        leader_hand = obs[:, codec421.OTHERS_START + 1: codec421.OTHERS_START + 4]
+        leader_hand = obs[:, codec421.OTHERS_START + 1 : codec421.OTHERS_START + 4]
         lh = codec421.RANK_OF_DICE[leader_hand[:, 0], leader_hand[:, 1], leader_hand[:, 2]]
         used, allowed = obs[:, codec421.ROLLS_USED], obs[:, codec421.ROLLS_ALLOWED]
         is_leader = obs[:, codec421.IS_LEADER] == 1
@@ -626,8 +641,7 @@ def tournament_figure(agents: Sequence, orders, options: dict, memo: dict) -> np
     tables = []
     for agent in agents:
         try:
-            tables.append(_memo(memo, ("solver421", id(agent), key),
-                                lambda a=agent: policy_table(a, **options)))
+            tables.append(_memo(memo, ("solver421", id(agent), key), lambda a=agent: policy_table(a, **options)))
         except ValueError as e:
             raise NoExactFigure(f"the solver cannot tabulate {_name(agent)}: {e}") from None
     p0 = float(evaluate(*tables))
@@ -645,8 +659,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     start = time.perf_counter()
     sol = solve(args.pot)
-    print(f"pot {args.pot}: solved in {time.perf_counter() - start:.2f} s ({sol.sweeps} sweeps, "
-          f"bound gap {float((sol.upper - sol.lower).max()):.1e})")
+    print(
+        f"pot {args.pot}: solved in {time.perf_counter() - start:.2f} s ({sol.sweeps} sweeps, "
+        f"bound gap {float((sol.upper - sol.lower).max()):.1e})"
+    )
     print(f"game value {sol.game_value:.12f}")
     print("W[t] (leader holding t wins):")
     for first in range(1, args.pot, 6):  # six to a line: the output fits 80 columns
@@ -682,10 +698,18 @@ def exact_figures(agent, opponents: dict[str, Policy421], pot: int = 15) -> dict
     the best reply to that opponent wins more than the agent does)."""
     table = policy_table(agent, pot)
     figures = {f"vs_{name}": evaluate(table, opponent) for name, opponent in opponents.items()}
-    regrets = {f"regret_vs_{name}_pp": pp(reply_value(opponent) - figures[f"vs_{name}"])
-               for name, opponent in opponents.items() if name != "optimal"}  # vs optimal: the gap
-    return {**figures, "gap_pp": pp(0.5 - figures["vs_optimal"]), **regrets,
-            "exploitability_pp": pp(best_reply(table).value - 0.5), "optimal": False}
+    regrets = {
+        f"regret_vs_{name}_pp": pp(reply_value(opponent) - figures[f"vs_{name}"])
+        for name, opponent in opponents.items()
+        if name != "optimal"
+    }  # vs optimal: the gap
+    return {
+        **figures,
+        "gap_pp": pp(0.5 - figures["vs_optimal"]),
+        **regrets,
+        "exploitability_pp": pp(best_reply(table).value - 0.5),
+        "optimal": False,
+    }
 
 
 def format_figures(name: str, figures: dict, opponents, pot: int = 15) -> list[str]:
@@ -693,9 +717,18 @@ def format_figures(name: str, figures: dict, opponents, pot: int = 15) -> list[s
     return [
         f"exact win probability, two players, pot {pot} (charge and seat draw included)",
         f"  vs optimal     {figures['vs_optimal']:.6f}   (optimal vs optimal: 0.5; gap {figures['gap_pp']:.4f} pp)",
-        *(f"  vs {o:<11} {figures[f'vs_{o}']:.6f}"
-          + (f"   (regret {figures[f'regret_vs_{o}_pp']:.4f} pp)" if f"regret_vs_{o}_pp" in figures else "")
-          for o in opponents if o != "optimal"),
-        *([f"  a best reply to it wins {0.5 + figures['exploitability_pp'] / 100:.6f} "
-           f"(exploitable by {figures['exploitability_pp']:.4f} pp)"] if "exploitability_pp" in figures else []),
+        *(
+            f"  vs {o:<11} {figures[f'vs_{o}']:.6f}"
+            + (f"   (regret {figures[f'regret_vs_{o}_pp']:.4f} pp)" if f"regret_vs_{o}_pp" in figures else "")
+            for o in opponents
+            if o != "optimal"
+        ),
+        *(
+            [
+                f"  a best reply to it wins {0.5 + figures['exploitability_pp'] / 100:.6f} "
+                f"(exploitable by {figures['exploitability_pp']:.4f} pp)"
+            ]
+            if "exploitability_pp" in figures
+            else []
+        ),
     ]

@@ -173,7 +173,7 @@ class Turns421:
             self._buffer_rng, self._buffer_pos = self.rng, 0
         start = self._buffer_pos
         self._buffer_pos += n
-        return self._buffer[start:start + n].reshape(-1, n_rolls)
+        return self._buffer[start : start + n].reshape(-1, n_rolls)
 
     def _roll_keeps(self, rows: np.ndarray, keeps) -> None:
         """The rollers keep ``KEEPS[keeps]`` (indices into KEEPS) and roll the other dice."""
@@ -238,8 +238,10 @@ class Vec421Env(Turns421, BatchedVecEnv):
         seed: Optional[int] = None,
         dice: Optional[BatchDice] = None,
     ):
-        if not (agent_seat == "random" or (isinstance(agent_seat, (int, np.integer))
-                                           and not isinstance(agent_seat, bool) and agent_seat in (0, 1))):
+        if not (
+            agent_seat == "random"
+            or (isinstance(agent_seat, (int, np.integer)) and not isinstance(agent_seat, bool) and agent_seat in (0, 1))
+        ):
             raise ValueError(f"agent_seat must be 0, 1 or 'random', got {agent_seat!r}")
         self.pot = SPEC.check_options({"pot": pot})["pot"]
         low, high = codec421.observation_bounds(self.pot)
@@ -483,8 +485,9 @@ class Vec421Env(Turns421, BatchedVecEnv):
             self.seat[rows] = self.rng.integers(2, size=n)
         else:
             self.seat[rows] = self.agent_seat
-        first_seat = (self.rng.integers(2, size=n) if self._dice_override is None
-                      else self._dice_override.draw_seats(rows))
+        first_seat = (
+            self.rng.integers(2, size=n) if self._dice_override is None else self._dice_override.draw_seats(rows)
+        )
         self.first[rows] = np.where(first_seat == self.seat[rows], AGENT, OPP)
         self._draw_opponents(rows)
         self.phase[rows] = CHARGE
@@ -521,8 +524,9 @@ class Vec421Env(Turns421, BatchedVecEnv):
     def _raise_illegal(self, row: int, action: Any, why: str) -> None:
         """Refuse ``action`` in game ``row``, in one line: why, what the agent holds, what is legal."""
         if self.phase[row] == OVER:
-            state = (f"the game is decided (this step returns its reward, whatever action in "
-                     f"0..{g.N_ACTIONS - 1} is given)")
+            state = (
+                f"the game is decided (this step returns its reward, whatever action in 0..{g.N_ACTIONS - 1} is given)"
+            )
             options = f"{g.STOP}={g.describe_action(g.STOP)}"
         else:
             is_leader = bool(self.leader[row] == AGENT)
@@ -549,7 +553,7 @@ class Vec421Env(Turns421, BatchedVecEnv):
         opp_hand = self.played[rows, OPP]
         opp_tokens = self.tok[rows, OPP]
         obs[:, other + c.O_PLAYED] = opp_hand != NO_HAND
-        obs[:, other + 1: other + 4] = HAND_DICE[opp_hand]
+        obs[:, other + 1 : other + 4] = HAND_DICE[opp_hand]
         obs[:, other + c.O_TOKENS] = opp_tokens
         obs[:, other + c.O_IN_GAME] = opp_tokens > 0  # observed only in discharge or at the end
         obs[:, other + c.O_IS_LEADER] = self.leader[rows] == OPP

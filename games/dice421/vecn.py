@@ -56,8 +56,19 @@ from games.dice421 import SPEC
 from games.dice421 import codec as codec421
 from games.dice421 import game as g
 from envs.batched import BatchedVecEnv
-from games.dice421.vec import (CHARGE, DISCHARGE, HAND_DICE, KEEP_LEN, KEEP_ROLL_RANK, MASKS, NO_HAND, ONLY_STOP, OVER,
-                         ROLL_RANK, VALUE, BatchDice, Turns421)
+from games.dice421.vec import (
+    CHARGE,
+    DISCHARGE,
+    HAND_DICE,
+    MASKS,
+    NO_HAND,
+    ONLY_STOP,
+    OVER,
+    ROLL_RANK,
+    VALUE,
+    BatchDice,
+    Turns421,
+)
 
 BatchPolicy = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
 NOBODY = -1
@@ -105,13 +116,20 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
         weights: Optional[Sequence[float]] = None,
     ):
         self.n_players = P = SPEC.check_players(n_players, "n_players")
-        if not (agent_seat == "random" or (isinstance(agent_seat, (int, np.integer))
-                                           and not isinstance(agent_seat, bool) and 0 <= agent_seat < P)):
+        if not (
+            agent_seat == "random"
+            or (isinstance(agent_seat, (int, np.integer)) and not isinstance(agent_seat, bool) and 0 <= agent_seat < P)
+        ):
             raise ValueError(f"agent_seat must be a seat 0..{P - 1} or 'random', got {agent_seat!r}")
         self.pot = SPEC.check_options({"pot": pot})["pot"]
         low, high = codec421.observation_bounds(self.pot)
-        super().__init__(num_envs, spaces.Box(low, high, shape=(codec421.OBS_SIZE,), dtype=np.int64),
-                         spaces.Discrete(g.N_ACTIONS), seed, dice)
+        super().__init__(
+            num_envs,
+            spaces.Box(low, high, shape=(codec421.OBS_SIZE,), dtype=np.int64),
+            spaces.Discrete(g.N_ACTIONS),
+            seed,
+            dice,
+        )
         self.agent_seat = agent_seat
         self.next_seat = next_in_table(P)
         n = num_envs
@@ -144,8 +162,10 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
             raise ValueError("the opponent pool is empty: give at least one batch policy")
         for i, policy in enumerate(pool):
             if not callable(policy):
-                raise TypeError(f"pool entry {i}: a batch policy is a callable (obs, masks, rng) -> actions, got "
-                                f"{type(policy).__name__}; make one with agents.batch_policy(agent)")
+                raise TypeError(
+                    f"pool entry {i}: a batch policy is a callable (obs, masks, rng) -> actions, got "
+                    f"{type(policy).__name__}; make one with agents.batch_policy(agent)"
+                )
         self._set_pool(pool, weights)
 
     def _opponent_actions(self, rows: np.ndarray) -> np.ndarray:
@@ -160,8 +180,13 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
             mine = np.flatnonzero(drawn == k) if len(self._pool) > 1 else np.arange(len(rows))
             if len(mine):
                 m = masks[mine]
-                actions[mine] = self._answers(k, policy(obs[mine], m, self.rng), m, "action",
-                                              lambda i, m=m: f"there; legal: {np.flatnonzero(m[i]).tolist()}")
+                actions[mine] = self._answers(
+                    k,
+                    policy(obs[mine], m, self.rng),
+                    m,
+                    "action",
+                    lambda i, m=m: f"there; legal: {np.flatnonzero(m[i]).tolist()}",
+                )
         return actions
 
     # --- chance -----------------------------------------------------------------
@@ -183,8 +208,7 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
         while len(idx):
             # the tie maker first: tied[k - 1], then tied[0 .. k - 2]
             before = np.broadcast_to(np.maximum(cols - 1, 0), tied.shape)
-            order = np.where(cols == 0, tied[np.arange(len(idx)), k - 1][:, None],
-                             np.take_along_axis(tied, before, 1))
+            order = np.where(cols == 0, tied[np.arange(len(idx)), k - 1][:, None], np.take_along_axis(tied, before, 1))
             order = np.where(cols < k[:, None], order, NOBODY)
             r = self._roll_ranks(rows[idx], k)
             low = r == r.min(1, keepdims=True)
@@ -211,8 +235,9 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
             order[:, j] = np.where((order[:, j - 1] != NOBODY) & (nxt != start), nxt, NOBODY)
         return order
 
-    def _outcomes(self, rows: np.ndarray, order: np.ndarray, ranks: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _outcomes(
+        self, rows: np.ndarray, order: np.ndarray, ranks: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """H4/H6 for hands ``ranks`` played in ``order`` (-1/BIG padded): (receiver, giver, due);
         a shared lowest hand is settled by RAMPO and moves 1 token."""
         m = len(rows)
@@ -324,8 +349,9 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
         the agent's first choice."""
         n, P = len(rows), self.n_players
         self.seat[rows] = self.rng.integers(P, size=n) if self.agent_seat == "random" else self.agent_seat
-        self.first[rows] = (self.rng.integers(P, size=n) if self._dice_override is None
-                            else self._dice_override.draw_seats(rows))
+        self.first[rows] = (
+            self.rng.integers(P, size=n) if self._dice_override is None else self._dice_override.draw_seats(rows)
+        )
         if len(self._pool) > 1:
             self.opp_index[rows] = self._draw(self._pool_cdf, n * P).reshape(n, P)
         self.phase[rows] = CHARGE
@@ -358,15 +384,17 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
     def _raise_illegal(self, row: int, action: Any, why: str) -> None:
         """Refuse ``action`` in game ``row``, in one line: why, what the agent holds, what is legal."""
         if self.decided[row]:
-            state = (f"the game is decided (this step returns its reward, whatever action in "
-                     f"0..{g.N_ACTIONS - 1} is given)")
+            state = (
+                f"the game is decided (this step returns its reward, whatever action in 0..{g.N_ACTIONS - 1} is given)"
+            )
             options = f"{g.STOP}={g.describe_action(g.STOP)}"
         else:
             is_leader = bool(self.leader[row] == self.seat[row])
             role = "leader" if is_leader else f"follower owing {self.allowed[row]} rolls"
             state = f"the agent ({role}) holds {g.hand_str(g.HANDS[self.hand[row]])} after roll {self.used[row]}"
-            options = ", ".join(f"{x}={g.describe_action(x)}"
-                                for x in np.flatnonzero(MASKS[int(is_leader), self.hand[row]]))
+            options = ", ".join(
+                f"{x}={g.describe_action(x)}" for x in np.flatnonzero(MASKS[int(is_leader), self.hand[row]])
+            )
         raise g.IllegalAction(f"game {row}: action {action!r} ({why}) is not legal: {state}; legal actions: {options}")
 
     def _obs(self, rows: Optional[np.ndarray] = None, viewer: Optional[np.ndarray] = None) -> np.ndarray:
@@ -388,7 +416,7 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
             base = c.OTHERS_START + slot * c.OTHER_SLOT_SIZE
             hand = self.played[rows, s]
             obs[:, base + c.O_PLAYED] = hand != NO_HAND
-            obs[:, base + 1: base + 4] = HAND_DICE[hand]
+            obs[:, base + 1 : base + 4] = HAND_DICE[hand]
             obs[:, base + c.O_TOKENS] = self.tok[rows, s]
             obs[:, base + c.O_IN_GAME] = ~self.out[rows, s]
             obs[:, base + c.O_IS_LEADER] = leader == s

@@ -25,10 +25,14 @@ from games.dice421.narrate import Narrator421
 Who = Callable[[int], str]
 
 # shown on their own lines before the first question of a game (the leader's, a follower's)
-PROMPT_HINT = ('("s" stops; type the dice to reroll, e.g. "6 5", "65", "all", or "keep 4 2";\n'
-               '"?" for help, "legal" lists your legal moves, "q" quits)')
-FOLLOWER_HINT = ('(type the dice to reroll, e.g. "6 5", "65", "all", or "keep 4 2";\n'
-                 '"?" for help, "legal" lists your legal moves, "q" quits)')
+PROMPT_HINT = (
+    '("s" stops; type the dice to reroll, e.g. "6 5", "65", "all", or "keep 4 2";\n'
+    '"?" for help, "legal" lists your legal moves, "q" quits)'
+)
+FOLLOWER_HINT = (
+    '(type the dice to reroll, e.g. "6 5", "65", "all", or "keep 4 2";\n'
+    '"?" for help, "legal" lists your legal moves, "q" quits)'
+)
 
 HELP = """\
 How to play 421 (2 or 3 players and a pot of tokens; whoever ends up holding
@@ -64,9 +68,12 @@ ADVICE = 'type "stop", the values of the dice to reroll (e.g. "6 5", "65" or "al
 # --- the table ----------------------------------------------------------------------
 def intro(game: g.Game421, seat: int, who: Who, labels: Sequence[str]) -> str:
     seats = ", ".join(who(s) for s in range(game.n_players))
-    return (f"421: {game.n_players} players ({seats}), pot {game.initial_pot}.\n"
-            + fit(f"{who(game.first_player)} plays first (drawn at random).",
-                  "Whoever ends up holding every token loses;", "'?' at your turn explains the rules.", indent=""))
+    return f"421: {game.n_players} players ({seats}), pot {game.initial_pot}.\n" + fit(
+        f"{who(game.first_player)} plays first (drawn at random).",
+        "Whoever ends up holding every token loses;",
+        "'?' at your turn explains the rules.",
+        indent="",
+    )
 
 
 def board(game: g.Game421, seat: int, who: Who) -> list[str]:
@@ -76,18 +83,22 @@ def board(game: g.Game421, seat: int, who: Who) -> list[str]:
         return []
     me, hand = game.current_player, game.dice_in_hand
     if me == game.leader:
-        lines = [fit(
-            f"Your turn, {who(me)}: you lead this round, roll {game.rolls_used} of at most {game.rolls_allowed}.",
-            f"If you stop now, every other player must make exactly {plural(game.rolls_used, 'roll')}.",
-            indent="",
-        )]
+        lines = [
+            fit(
+                f"Your turn, {who(me)}: you lead this round, roll {game.rolls_used} of at most {game.rolls_allowed}.",
+                f"If you stop now, every other player must make exactly {plural(game.rolls_used, 'roll')}.",
+                indent="",
+            )
+        ]
     else:
-        lines = [fit(
-            f"Your turn, {who(me)}: roll {game.rolls_used} of {game.rolls_allowed}.",
-            f"The leader {who(game.leader)} made {plural(game.rolls_allowed, 'roll')},",
-            f"so you must make exactly {game.rolls_allowed} (no stopping).",
-            indent="",
-        )]
+        lines = [
+            fit(
+                f"Your turn, {who(me)}: roll {game.rolls_used} of {game.rolls_allowed}.",
+                f"The leader {who(game.leader)} made {plural(game.rolls_allowed, 'roll')},",
+                f"so you must make exactly {game.rolls_allowed} (no stopping).",
+                indent="",
+            )
+        ]
     lines.append(f"  your dice:    {g.hand_str(hand)}")
     if game.hands_played:
         for s, h, rolls in game.hands_played:
@@ -170,8 +181,10 @@ def read(text: str, hand: Sequence[int]) -> int:
 def why_not_stop(game: g.Game421, who: Who) -> str:
     """Why the person may not stop now: the follower's rule (H4), or the engine's words."""
     if game.current_player != game.leader:
-        return (f"you cannot stop: the leader {who(game.leader)} made {plural(game.rolls_allowed, 'roll')}, "
-                f"so you must make exactly {game.rolls_allowed} and this is roll {game.rolls_used} (H4)")
+        return (
+            f"you cannot stop: the leader {who(game.leader)} made {plural(game.rolls_allowed, 'roll')}, "
+            f"so you must make exactly {game.rolls_allowed} and this is roll {game.rolls_used} (H4)"
+        )
     return game._illegal_message(g.STOP, game.legal_actions())
 
 

@@ -101,14 +101,27 @@ class Web421:
                 status = "to move"
             else:
                 status = "in"
-            seats.append({"seat": s, "tokens": game.tokens[s], "status": status,
-                          "leader": s == game.leader and not game.is_over,
-                          "hand": list(game.dice_in_hand) if game.current_player == s else None})
+            seats.append(
+                {
+                    "seat": s,
+                    "tokens": game.tokens[s],
+                    "status": status,
+                    "leader": s == game.leader and not game.is_over,
+                    "hand": list(game.dice_in_hand) if game.current_player == s else None,
+                }
+            )
         rounds = last_rounds(steps)
         return {
-            "kind": self.kind, "seats": seats, "pot": game.pot, "initial_pot": game.initial_pot,
-            "phase": game.phase, "leader": game.leader, "round_order": list(game.round_order),
-            "to_move": game.current_player, "rolls_used": game.rolls_used, "rolls_allowed": game.rolls_allowed,
+            "kind": self.kind,
+            "seats": seats,
+            "pot": game.pot,
+            "initial_pot": game.initial_pot,
+            "phase": game.phase,
+            "leader": game.leader,
+            "round_order": list(game.round_order),
+            "to_move": game.current_player,
+            "rolls_used": game.rolls_used,
+            "rolls_allowed": game.rolls_allowed,
             "leader_rolls": game.leader_rolls,
             "hands_played": [{"seat": s, "hand": list(h), "rolls": r} for s, h, r in game.hands_played],
             "round": rounds[-1] if rounds else None,
@@ -120,30 +133,44 @@ class Web421:
         if game.n_players != 2:
             return "the exact coach knows two-player games only (the three-player game is not solved)"
         if options.get("pot", 0) > MAX_COACH_POT:
-            return (f"the exact coach solves pots up to {MAX_COACH_POT} tokens here "
-                    f"(pot {options['pot']} would take minutes)")
+            return (
+                f"the exact coach solves pots up to {MAX_COACH_POT} tokens here "
+                f"(pot {options['pot']} would take minutes)"
+            )
         return None
 
     def snapshot(self, game, seat: int) -> dict:
         follower = seat != game.leader
         return {
-            "pot": game.initial_pot, "tokens": game.tokens[seat], "leader": not follower,
-            "rolls_used": game.rolls_used, "rolls_allowed": game.rolls_allowed,
+            "pot": game.initial_pot,
+            "tokens": game.tokens[seat],
+            "leader": not follower,
+            "rolls_used": game.rolls_used,
+            "rolls_allowed": game.rolls_allowed,
             "hand": list(game.dice_in_hand),
             "leader_hand": list(dict((s, h) for s, h, _ in game.hands_played)[game.leader]) if follower else None,
         }
 
     def values(self, snap: dict, options: dict):
-        return values(snap["pot"], snap["tokens"], snap["leader"], snap["rolls_used"],
-                      snap["rolls_allowed"], snap["hand"], snap["leader_hand"])
+        return values(
+            snap["pot"],
+            snap["tokens"],
+            snap["leader"],
+            snap["rolls_used"],
+            snap["rolls_allowed"],
+            snap["hand"],
+            snap["leader_hand"],
+        )
 
     def describe_snapshot(self, snap: dict, action: int) -> str:
         return describe(snap["hand"], action)
 
     def position_text(self, snap: dict) -> str:
         role = "leading" if snap["leader"] else f"following {g.hand_str(snap['leader_hand'])}"
-        return (f"your {g.hand_str(snap['hand'])} after roll {snap['rolls_used']} of "
-                f"{snap['rolls_allowed']}, {role}, holding {snap['tokens']} of {snap['pot']} tokens")
+        return (
+            f"your {g.hand_str(snap['hand'])} after roll {snap['rolls_used']} of "
+            f"{snap['rolls_allowed']}, {role}, holding {snap['tokens']} of {snap['pot']} tokens"
+        )
 
 
 def last_rounds(steps: Sequence[dict]) -> list[dict]:
@@ -155,18 +182,26 @@ def last_rounds(steps: Sequence[dict]) -> list[dict]:
         end = starts[n + 1] if n + 1 < len(starts) else len(steps)
         head = steps[start]
         entries, result = [], None
-        for step in steps[start + 1:end]:
+        for step in steps[start + 1 : end]:
             e, kind = step["event"], step["event"]["type"]
             if kind in ("roll", "reroll", "rampo_roll", "stop", "turn_end"):
-                entries.append({"seat": e["seat"], "kind": kind, "hand": e["hand"], "keep": e.get("keep"),
-                                "text": step["text"]})
+                entries.append(
+                    {"seat": e["seat"], "kind": kind, "hand": e["hand"], "keep": e.get("keep"), "text": step["text"]}
+                )
             elif kind in ("rampo", "take", "give", "leave", "charge_end", "game_end") and step["text"]:
                 entries.append({"seat": None, "kind": kind, "hand": None, "keep": None, "text": step["text"]})
                 if kind in ("take", "give"):
                     result = step["text"]
-        rounds.append({"phase": head["event"]["phase"], "order": head["event"]["order"],
-                       "leader": head["event"].get("leader"), "title": head["text"], "entries": entries,
-                       "result": result})
+        rounds.append(
+            {
+                "phase": head["event"]["phase"],
+                "order": head["event"]["order"],
+                "leader": head["event"].get("leader"),
+                "title": head["text"],
+                "entries": entries,
+                "result": result,
+            }
+        )
     return rounds
 
 
@@ -204,8 +239,15 @@ def _tables(pot: int) -> _Tables:
     return tables
 
 
-def values(pot: int, tokens: int, is_leader: bool, rolls_used: int, rolls_allowed: int,
-           hand: Sequence[int], leader_hand: Optional[Sequence[int]] = None) -> tuple[float, list[MoveValue]]:
+def values(
+    pot: int,
+    tokens: int,
+    is_leader: bool,
+    rolls_used: int,
+    rolls_allowed: int,
+    hand: Sequence[int],
+    leader_hand: Optional[Sequence[int]] = None,
+) -> tuple[float, list[MoveValue]]:
     """(the position's value, each legal action's value) for the mover in a two-player
     discharge round of 421 with ``pot`` tokens in all, holding ``tokens`` of them.
 

@@ -23,8 +23,10 @@ SPEC = GameSpec(
     min_players=game.MIN_PLAYERS,
     max_players=game.MAX_PLAYERS,
     n_actions=game.N_ACTIONS,
-    options=(Option("goal", game.DEFAULT_GOAL, game.MIN_GOAL, game.MAX_GOAL, "the score that wins"),
-             Option("faces", game.DEFAULT_FACES, game.MIN_FACES, game.MAX_FACES, "faces of the die")),
+    options=(
+        Option("goal", game.DEFAULT_GOAL, game.MIN_GOAL, game.MAX_GOAL, "the score that wins"),
+        Option("faces", game.DEFAULT_FACES, game.MIN_FACES, game.MAX_FACES, "faces of the die"),
+    ),
     observation_bounds=codec.space_bounds,
     env_id="Pig-v0",
     env="games.pig.env:PigEnv",

@@ -41,8 +41,12 @@ class raw_env(DiceAECEnv):
     - v0: initial version.
     """
 
-    metadata: ClassVar[dict] = {"render_modes": ["human", "ansi"], "name": "pig_v0", "is_parallelizable": False,
-                                "render_fps": 2}
+    metadata: ClassVar[dict] = {
+        "render_modes": ["human", "ansi"],
+        "name": "pig_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
     spec_of_game = SPEC
 
     def __init__(self, n_players: int = 2, goal: int = 100, faces: int = 6, render_mode: str | None = None):

@@ -47,7 +47,7 @@ class OptimalPigAgent(BatchedAgent):
     def actions(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         obs, masks = np.asarray(obs, dtype=np.int64), np.asarray(masks, dtype=bool)
         own, turn = obs[:, codec.OWN], obs[:, codec.TURN]
-        rival = obs[:, codec.OPP:].max(axis=1)
+        rival = obs[:, codec.OPP :].max(axis=1)
         live = (own + turn < self.goal) & (rival < self.goal) & (turn > 0)
         roll = np.ones(len(obs), dtype=bool)  # a turn total of 0 (or a finished game): roll
         roll[live] = self.solution.policy[own[live], rival[live], turn[live]] > 0.5
@@ -56,7 +56,7 @@ class OptimalPigAgent(BatchedAgent):
 
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> int:
         """One decision, without building a batch (the engine's game loop asks this)."""
-        own, turn, rival = int(obs[codec.OWN]), int(obs[codec.TURN]), int(max(obs[codec.OPP:]))
+        own, turn, rival = int(obs[codec.OWN]), int(obs[codec.TURN]), int(max(obs[codec.OPP :]))
         live = own + turn < self.goal and rival < self.goal and turn > 0
         roll = not live or self.solution.policy[own, rival, turn] > 0.5
         return g.ROLL if (roll and action_mask[g.ROLL]) or not action_mask[g.HOLD] else g.HOLD
@@ -67,9 +67,11 @@ class OptimalPigAgent(BatchedAgent):
         if n_players != 2:
             raise ValueError(f"the optimal pig bot is made for two players only, not {n_players}")
         if (goal, faces) != (self.solution.goal, self.solution.faces):
-            raise ValueError(f"the optimal pig bot is solved for goal {self.solution.goal} with "
-                             f"{self.solution.faces} faces, not goal {goal} with {faces} "
-                             "(evaluate --exact solves any goal up to 200)")
+            raise ValueError(
+                f"the optimal pig bot is solved for goal {self.solution.goal} with "
+                f"{self.solution.faces} faces, not goal {goal} with {faces} "
+                "(evaluate --exact solves any goal up to 200)"
+            )
 
     def exact_table(self, goal: int = g.DEFAULT_GOAL, faces: int = g.DEFAULT_FACES) -> np.ndarray:
         """The two-player policy table (``solver.policy_table`` reads it from here)."""

@@ -22,8 +22,9 @@ def obs_size(n_players: int = 2) -> int:
     return n_players + 1
 
 
-def space_bounds(n_players: int = 2, goal: int = g.DEFAULT_GOAL,
-                 faces: int = g.DEFAULT_FACES) -> tuple[int, int, tuple[int, ...]]:
+def space_bounds(
+    n_players: int = 2, goal: int = g.DEFAULT_GOAL, faces: int = g.DEFAULT_FACES
+) -> tuple[int, int, tuple[int, ...]]:
     """(low, high, shape) of the observation ``Box``.  The highest value is the
     winner's final score: at most goal - 1 before the winning roll, plus ``faces``."""
     n_players, goal, faces = g.check_options(n_players, goal, faces)

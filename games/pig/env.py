@@ -57,5 +57,8 @@ class PigEnv(TableEnv):
 
     def _status(self) -> list[str]:
         game = self.game
-        return ["Scores: " + ", ".join(f"{self._narrator.who(s)} {game.scores[s]}" for s in range(self.n_players))
-                + f" (goal {game.goal})."]
+        return [
+            "Scores: "
+            + ", ".join(f"{self._narrator.who(s)} {game.scores[s]}" for s in range(self.n_players))
+            + f" (goal {game.goal})."
+        ]

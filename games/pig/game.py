@@ -67,8 +67,14 @@ class PigGame:
     hold and the win.
     """
 
-    def __init__(self, n_players: int = 2, dice: DiceSource | None = None, first_player: int | None = 0,
-                 goal: int = DEFAULT_GOAL, faces: int = DEFAULT_FACES):
+    def __init__(
+        self,
+        n_players: int = 2,
+        dice: DiceSource | None = None,
+        first_player: int | None = 0,
+        goal: int = DEFAULT_GOAL,
+        faces: int = DEFAULT_FACES,
+    ):
         self.n_players, self.goal, self.faces = check_options(n_players, goal, faces)
         self.dice = dice if dice is not None else RandomDice()
         self.first_player = check_seat(0 if first_player is None else first_player, self.n_players)
@@ -77,8 +83,7 @@ class PigGame:
         self.winner: Optional[int] = None
         self._to_move = self.first_player
         self.events: list[dict] = []
-        self._emit("start", n_players=self.n_players, first_player=self.first_player, goal=self.goal,
-                   faces=self.faces)
+        self._emit("start", n_players=self.n_players, first_player=self.first_player, goal=self.goal, faces=self.faces)
         self._play_forced()
 
     # --- state -------------------------------------------------------------
@@ -119,8 +124,9 @@ class PigGame:
             raise IllegalAction("the game is over: no move is legal")
         action = check_action(action)
         if action not in self.legal_actions():
-            raise IllegalAction(f"illegal move {action!r} for {seat_name(self._to_move)}: "
-                                f"{explain_illegal(action, self.turn_total)}")
+            raise IllegalAction(
+                f"illegal move {action!r} for {seat_name(self._to_move)}: {explain_illegal(action, self.turn_total)}"
+            )
         if action == ROLL:
             self._roll(forced=False)
         else:
@@ -164,8 +170,10 @@ class PigGame:
         return seat_name(seat)
 
     def __repr__(self) -> str:
-        return (f"<PigGame {self.n_players} players, goal {self.goal}, scores {self.scores}, "
-                f"to move {self.current_player}, turn total {self.turn_total}>")
+        return (
+            f"<PigGame {self.n_players} players, goal {self.goal}, scores {self.scores}, "
+            f"to move {self.current_player}, turn total {self.turn_total}>"
+        )
 
 
 def seat_name(seat: int) -> str:

@@ -44,8 +44,9 @@ MAX_SOLVED_GOAL = 200  # tables hold goal**3 states: 8 MB at goal 100, 64 MB at 
 def _check(goal: int, faces: int) -> tuple[int, int]:
     _, goal, faces = g.check_options(2, goal, faces)
     if goal > MAX_SOLVED_GOAL:
-        raise ValueError(f"the exact Pig solver handles goals up to {MAX_SOLVED_GOAL} (its tables grow as "
-                         f"goal**3), got {goal}")
+        raise ValueError(
+            f"the exact Pig solver handles goals up to {MAX_SOLVED_GOAL} (its tables grow as goal**3), got {goal}"
+        )
     return goal, faces
 
 
@@ -59,8 +60,9 @@ def decision_mask(goal: int = g.DEFAULT_GOAL) -> np.ndarray:
     return mask
 
 
-def _turn(u_opp: np.ndarray, faces: int, roll: Optional[np.ndarray] = None, allow_pass: bool = False,
-          choose: bool = True):
+def _turn(
+    u_opp: np.ndarray, faces: int, roll: Optional[np.ndarray] = None, allow_pass: bool = False, choose: bool = True
+):
     """One backward pass over k: every V[k, i, j] of a mover whose opponent's turn-start
     values are ``u_opp[a, b]``, playing ``roll[k, i, j]`` (P(roll)) or, if None, the best
     move (then also returning its choices, 1 = roll, unless ``choose`` is False: None in
@@ -169,8 +171,9 @@ class Solution:
 
 
 @lru_cache(maxsize=4)
-def solve(goal: int = g.DEFAULT_GOAL, faces: int = g.DEFAULT_FACES, tol: float = DEFAULT_TOL,
-          allow_pass: bool = False) -> Solution:
+def solve(
+    goal: int = g.DEFAULT_GOAL, faces: int = g.DEFAULT_FACES, tol: float = DEFAULT_TOL, allow_pass: bool = False
+) -> Solution:
     """Optimal play by both players.  ``allow_pass=True`` solves the game in which a
     player may also hold a turn total of 0 (only to compare; the engine forbids it)."""
     goal, faces = _check(goal, faces)
@@ -200,8 +203,9 @@ def check_policy(table: np.ndarray, goal: Optional[int] = None) -> int:
     return table.shape[0]
 
 
-def evaluate_tables(table_a: np.ndarray, table_b: np.ndarray, faces: int = g.DEFAULT_FACES,
-                    tol: float = DEFAULT_TOL) -> tuple[np.ndarray, np.ndarray]:
+def evaluate_tables(
+    table_a: np.ndarray, table_b: np.ndarray, faces: int = g.DEFAULT_FACES, tol: float = DEFAULT_TOL
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact values of two stationary policies playing each other: (X, Y), X[i, j, k] A's
     chance to win when A is to move, Y[i, j, k] B's when B is to move (i the mover's score)."""
     goal = check_policy(table_a)
@@ -217,15 +221,15 @@ def evaluate_tables(table_a: np.ndarray, table_b: np.ndarray, faces: int = g.DEF
     return _table(x), _table(y)
 
 
-def evaluate(table_a: np.ndarray, table_b: np.ndarray, faces: int = g.DEFAULT_FACES,
-             tol: float = DEFAULT_TOL) -> float:
+def evaluate(table_a: np.ndarray, table_b: np.ndarray, faces: int = g.DEFAULT_FACES, tol: float = DEFAULT_TOL) -> float:
     """P(seat 0 wins) when seat 0 plays ``table_a``, moves first (P3), and seat 1 plays ``table_b``."""
     x, _ = evaluate_tables(table_a, table_b, faces, tol)
     return float(x[0, 0, 0])
 
 
-def win_probabilities(table: np.ndarray, opponent: np.ndarray, faces: int = g.DEFAULT_FACES,
-                      tol: float = DEFAULT_TOL) -> tuple[float, float]:
+def win_probabilities(
+    table: np.ndarray, opponent: np.ndarray, faces: int = g.DEFAULT_FACES, tol: float = DEFAULT_TOL
+) -> tuple[float, float]:
     """(P(win moving first), P(win moving second)) of ``table`` against ``opponent``; one
     evaluation gives both (the opponent's value at 0-0 is its chance moving first)."""
     x, y = evaluate_tables(table, opponent, faces, tol)
@@ -342,8 +346,9 @@ def _roll_values(v: np.ndarray, u: np.ndarray, faces: int) -> np.ndarray:
     return (1.0 - u.T[:, :, None] + total) / faces
 
 
-def exact_strength(agent_or_table, opponents: dict[str, np.ndarray], goal: int = g.DEFAULT_GOAL,
-                   faces: int = g.DEFAULT_FACES) -> dict[str, tuple[float, float]]:
+def exact_strength(
+    agent_or_table, opponents: dict[str, np.ndarray], goal: int = g.DEFAULT_GOAL, faces: int = g.DEFAULT_FACES
+) -> dict[str, tuple[float, float]]:
     """Exact (P(win moving first), P(win moving second)) against each opponent table, by name."""
     table = agent_or_table if isinstance(agent_or_table, np.ndarray) else policy_table(agent_or_table, goal, faces)
     return {name: win_probabilities(table, opponent, faces) for name, opponent in opponents.items()}
@@ -352,8 +357,9 @@ def exact_strength(agent_or_table, opponents: dict[str, np.ndarray], goal: int =
 # ---------------------------------------------------------------- training reports
 
 
-def exact_figures(agent, opponents: dict[str, np.ndarray], goal: int = g.DEFAULT_GOAL,
-                  faces: int = g.DEFAULT_FACES) -> dict:
+def exact_figures(
+    agent, opponents: dict[str, np.ndarray], goal: int = g.DEFAULT_GOAL, faces: int = g.DEFAULT_FACES
+) -> dict:
     """The exact figures of a two-player agent: P(win) against the optimal bot
     (``opponents["optimal"]``) moving first and second and the gaps to the optimal
     bot's own figures in pp (and both for the mean of the two seats, ``vs_optimal``
@@ -375,16 +381,19 @@ def exact_figures(agent, opponents: dict[str, np.ndarray], goal: int = g.DEFAULT
         "vs_optimal": (first + second) / 2,  # the whole game, seats drawn evenly (as 421's figures)
         "gap_pp": pp(0.5 - (first + second) / 2),
         **{f"vs_{name}": sum(figures[name]) / 2 for name in others},
-        **{f"regret_vs_{name}_pp": pp(_fixed_best_reply(opponents[name], faces).mean - sum(figures[name]) / 2)
-           for name in others},
+        **{
+            f"regret_vs_{name}_pp": pp(_fixed_best_reply(opponents[name], faces).mean - sum(figures[name]) / 2)
+            for name in others
+        },
         "exploitability_pp": pp(best_reply(table, faces).mean - 0.5),
         "suboptimal_choices": suboptimal_choices(table, faces),
         "optimal": bool(best - first < 5e-7 and (1.0 - best) - second < 5e-7),
     }
 
 
-def format_figures(name: str, figures: dict, opponents, goal: int = g.DEFAULT_GOAL,
-                   faces: int = g.DEFAULT_FACES) -> list[str]:
+def format_figures(
+    name: str, figures: dict, opponents, goal: int = g.DEFAULT_GOAL, faces: int = g.DEFAULT_FACES
+) -> list[str]:
     """The results table of ``exact_figures``, within 80 columns."""
     best = solve(goal, faces).first_win
     w = max(10, len(name))
@@ -398,10 +407,16 @@ def format_figures(name: str, figures: dict, opponents, goal: int = g.DEFAULT_GO
     others = [o for o in opponents if o != "optimal"]
     if others:
         lines += ["", "exact win probability (mean of both seats) vs each other bot"]
-        lines += [f"  vs {o:<11} {figures[f'vs_{o}']:.6f}   (regret {figures[f'regret_vs_{o}_pp']:.4f} pp)"
-                  for o in others]
-    lines.append(f"a best reply to it wins {0.5 + figures['exploitability_pp'] / 100:.6f} "
-                 f"(exploitable by {figures['exploitability_pp']:.4f} pp)")
-    lines.append("exactly optimal in both seats" if figures["optimal"] else
-                 f"not exactly optimal: {figures['suboptimal_choices']} decision states with a worse choice")
+        lines += [
+            f"  vs {o:<11} {figures[f'vs_{o}']:.6f}   (regret {figures[f'regret_vs_{o}_pp']:.4f} pp)" for o in others
+        ]
+    lines.append(
+        f"a best reply to it wins {0.5 + figures['exploitability_pp'] / 100:.6f} "
+        f"(exploitable by {figures['exploitability_pp']:.4f} pp)"
+    )
+    lines.append(
+        "exactly optimal in both seats"
+        if figures["optimal"]
+        else f"not exactly optimal: {figures['suboptimal_choices']} decision states with a worse choice"
+    )
     return lines

@@ -87,9 +87,17 @@ class VecPigEnv(BatchedVecEnv):
     ``faces`` (P4).  Illegal actions raise ``core.engine.IllegalAction``.
     """
 
-    def __init__(self, num_envs: int, opponent: Any, agent_seat: str | int = "random", seed: int | None = None,
-                 dice: DiceFn | None = None, goal: int = g.DEFAULT_GOAL, faces: int = g.DEFAULT_FACES,
-                 weights: Sequence[float] | None = None):
+    def __init__(
+        self,
+        num_envs: int,
+        opponent: Any,
+        agent_seat: str | int = "random",
+        seed: int | None = None,
+        dice: DiceFn | None = None,
+        goal: int = g.DEFAULT_GOAL,
+        faces: int = g.DEFAULT_FACES,
+        weights: Sequence[float] | None = None,
+    ):
         checked = SPEC.check_options({"goal": goal, "faces": faces})  # the game's one check of its options
         self.goal, self.faces = checked["goal"], checked["faces"]
         if isinstance(agent_seat, str):
@@ -98,8 +106,9 @@ class VecPigEnv(BatchedVecEnv):
         elif isinstance(agent_seat, bool) or not isinstance(agent_seat, (int, np.integer)) or agent_seat not in (0, 1):
             raise ValueError(f"agent_seat must be 0, 1, 'first', 'second' or 'random', got {agent_seat!r}")
         low, high, shape = codec.space_bounds(2, self.goal, self.faces)
-        super().__init__(num_envs, spaces.Box(low, high, shape=shape, dtype=np.int64),
-                         spaces.Discrete(g.N_ACTIONS), seed, dice)
+        super().__init__(
+            num_envs, spaces.Box(low, high, shape=shape, dtype=np.int64), spaces.Discrete(g.N_ACTIONS), seed, dice
+        )
         self.agent_seat = agent_seat
         n = num_envs
         self.opp_index = np.zeros((n, 2), dtype=np.int64)
@@ -149,7 +158,7 @@ class VecPigEnv(BatchedVecEnv):
             block = self.rng.integers(1, self.faces + 1, size=size) if kind == "dice" else self.rng.random(size)
             at, rng = 0, self.rng
         self._blocks[kind] = (block, at + n, rng)
-        return block[at:at + n]
+        return block[at : at + n]
 
     # --- game mechanics on a subset of games ---------------------------------
     # The games in play are one int64 array ``S`` of shape (7, games), a column per game:

@@ -9,14 +9,18 @@ from games.pig import game as g
 
 ROLL_WORDS = {"r", "roll"}
 HOLD_WORDS = {"b", "bank", "hold", "s", "stop"}
-HELP = ('  Type "r" (roll: add the die to your turn total; a 1 loses it and ends your turn)\n'
-        '  or "b" (bank: add your turn total to your score; your turn ends).\n'
-        '  "legal" lists your moves, "q" quits.')
+HELP = (
+    '  Type "r" (roll: add the die to your turn total; a 1 loses it and ends your turn)\n'
+    '  or "b" (bank: add your turn total to your score; your turn ends).\n'
+    '  "legal" lists your moves, "q" quits.'
+)
 
 
 def intro(game: g.PigGame, seat: int, who: Callable[[int], str], labels: Sequence[str]) -> str:
-    return (f"Pig with {game.n_players} players: you are {g.seat_name(seat)}. Roll to add to your turn total, "
-            "bank it before a 1 takes it away; the first to the goal wins.")
+    return (
+        f"Pig with {game.n_players} players: you are {g.seat_name(seat)}. Roll to add to your turn total, "
+        "bank it before a 1 takes it away; the first to the goal wins."
+    )
 
 
 def board(game: g.PigGame, seat: int, who: Callable[[int], str]) -> list[str]:
@@ -40,9 +44,12 @@ def parse(line: str, game: g.PigGame, who: Optional[Callable[[int], str]] = None
         return g.ROLL
     if word in HOLD_WORDS:
         return g.HOLD
-    raise ValueError(f'I could not read {line.strip()!r}: type "r" to roll or "b" to bank' if word
-                     else 'type "r" to roll or "b" to bank')
+    raise ValueError(
+        f'I could not read {line.strip()!r}: type "r" to roll or "b" to bank'
+        if word
+        else 'type "r" to roll or "b" to bank'
+    )
 
 
 def legal_text(game: g.PigGame) -> str:
-    return '  Your moves: "r" (roll) or "b" (bank your turn total of ' f"{game.turn_total})."
+    return f'  Your moves: "r" (roll) or "b" (bank your turn total of {game.turn_total}).'

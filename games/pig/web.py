@@ -29,8 +29,9 @@ class MoveValue:
     p: float  # the mover's exact chance to win after this move, both playing optimally on
 
 
-def values(score: int, opponent: int, turn_total: int, goal: int = g.DEFAULT_GOAL,
-           faces: int = g.DEFAULT_FACES) -> tuple[float, list[MoveValue]]:
+def values(
+    score: int, opponent: int, turn_total: int, goal: int = g.DEFAULT_GOAL, faces: int = g.DEFAULT_FACES
+) -> tuple[float, list[MoveValue]]:
     """(the position's value, the value of rolling and of banking) for the mover with
     ``score`` and ``turn_total`` against ``opponent`` in two-player Pig, both playing
     optimally from there on (``solver.solve``'s V and U[a, b] = V[a, b, 0])."""
@@ -63,8 +64,10 @@ class WebPig:
 
     def turn_title(self, game: g.PigGame, seat: int) -> str:
         k = game.turn_total
-        return (f"Your turn: turn total {k}; banked, your score would be "
-                f"{game.scores[seat] + k} of {game.goal}. Roll or bank?")
+        return (
+            f"Your turn: turn total {k}; banked, your score would be "
+            f"{game.scores[seat] + k} of {game.goal}. Roll or bank?"
+        )
 
     def stop(self, game, seat: int, narrator) -> Optional[dict]:
         return None
@@ -73,8 +76,7 @@ class WebPig:
         """Nothing to add: the engine's refusal says it."""
 
     def parse(self, game, seat: int, narrator, reroll=None, keep=None, stop=False) -> int:
-        raise ValueError('Pig has no dice to choose: send "action" 0 (roll) or 1 (bank), '
-                         'or "text": "roll" or "bank"')
+        raise ValueError('Pig has no dice to choose: send "action" 0 (roll) or 1 (bank), or "text": "roll" or "bank"')
 
     def parse_text(self, game, text: str) -> int:
         """A move typed as in the terminal: "roll" or "r", "bank" or "b" (or "hold")."""
@@ -82,10 +84,26 @@ class WebPig:
 
     # the table ---------------------------------------------------------------------
     def blank(self, n_players: int, goal: int) -> dict:
-        seats = [{"seat": s, "score": "0", "detail": f"of {goal}", "line": "", "status": "",
-                  "dice": None, "won": False, "lost": False} for s in range(n_players)]
-        return {"kind": self.kind, "seats": seats, "to_move": None, "goal": goal,
-                "centre": {"label": "turn total", "value": "0", "small": f"first to {goal} wins"}}
+        seats = [
+            {
+                "seat": s,
+                "score": "0",
+                "detail": f"of {goal}",
+                "line": "",
+                "status": "",
+                "dice": None,
+                "won": False,
+                "lost": False,
+            }
+            for s in range(n_players)
+        ]
+        return {
+            "kind": self.kind,
+            "seats": seats,
+            "to_move": None,
+            "goal": goal,
+            "centre": {"label": "turn total", "value": "0", "small": f"first to {goal} wins"},
+        }
 
     def fold(self, view: Optional[dict], event: dict) -> dict:
         """The table after ``event`` (the engine's, as JSON) from the table before it."""
@@ -140,20 +158,23 @@ class WebPig:
         if game.n_players != 2:
             return "the exact coach knows two-player games only"
         if game.goal > MAX_COACH_GOAL:
-            return (f"the exact coach solves goals up to {MAX_COACH_GOAL} here "
-                    f"(goal {game.goal} would take too long)")
+            return f"the exact coach solves goals up to {MAX_COACH_GOAL} here (goal {game.goal} would take too long)"
         return None
 
     def refuse_bot(self, spec, bot: str, players: int, options: dict) -> Optional[str]:
         """The optimal bot is solved for the default goal and die only."""
         if bot == "optimal" and (options.get("goal"), options.get("faces")) != (g.DEFAULT_GOAL, g.DEFAULT_FACES):
-            return (f"the optimal {spec.name} bot plays goal {g.DEFAULT_GOAL} with a "
-                    f"{g.DEFAULT_FACES}-faced die only")
+            return f"the optimal {spec.name} bot plays goal {g.DEFAULT_GOAL} with a {g.DEFAULT_FACES}-faced die only"
         return None
 
     def snapshot(self, game, seat: int) -> dict:
-        return {"score": game.scores[seat], "opponent": game.scores[1 - seat], "turn_total": game.turn_total,
-                "goal": game.goal, "faces": game.faces}
+        return {
+            "score": game.scores[seat],
+            "opponent": game.scores[1 - seat],
+            "turn_total": game.turn_total,
+            "goal": game.goal,
+            "faces": game.faces,
+        }
 
     def values(self, snap: dict, options: dict):
         return values(snap["score"], snap["opponent"], snap["turn_total"], snap["goal"], snap["faces"])
@@ -162,8 +183,10 @@ class WebPig:
         return _describe(action, snap["turn_total"])
 
     def position_text(self, snap: dict) -> str:
-        return (f"your score {snap['score']} against {snap['opponent']}, turn total "
-                f"{snap['turn_total']}, first to {snap['goal']}")
+        return (
+            f"your score {snap['score']} against {snap['opponent']}, turn total "
+            f"{snap['turn_total']}, first to {snap['goal']}"
+        )
 
 
 WEB = WebPig()

@@ -60,6 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import games
+from core.cli import MAX_SEED  # as `python -m play --seed` takes, so the terminal can replay a web game
 from core.files import load_json
 from play import AgentLoadError, default_opponent, load_agent
 from play.web.records import DamagedGame, MoveConflict, Records, default_db_path
@@ -70,7 +71,6 @@ MAX_BODY = 64 * 1024
 MAX_LIVE_GAMES = 500  # games kept in memory; older ones are rebuilt from the records when asked for
 ID_RE = re.compile(r"[A-Za-z0-9_-]{16,32}")
 PLAYER_RE = re.compile(r"[\w .'-]{1,40}")
-from core.cli import MAX_SEED  # as `python -m play --seed` takes, so the terminal can replay a web game
 
 
 class ApiError(Exception):
@@ -88,9 +88,14 @@ class NewGame(BaseModel):
     drawn when left out; ``options``: the game's (421: ``{"pot": 15}``); ``player``: your
     name, for your record."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "examples": [{"game": games.names()[0], "players": 2, "bots": ["optimal"], "seat": 0, "seed": 7,
-                      "player": "ada"}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"game": games.names()[0], "players": 2, "bots": ["optimal"], "seat": 0, "seed": 7, "player": "ada"}
+            ]
+        },
+    )
 
     game: StrictStr = Field(max_length=10)
     players: Optional[StrictInt] = Field(None, ge=1, le=64)
@@ -107,9 +112,18 @@ class Move(BaseModel):
     ``text`` (a move in the game's words as the terminal reads them, Pig's "roll" or "bank").
     ``turn`` (the state's ``turn``) refuses a move sent twice or from a stale page."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "examples": [{"reroll": [5, 1], "turn": 0}, {"keep": [6, 6]}, {"stop": True}, {"action": 3},
-                     {"text": "roll"}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"reroll": [5, 1], "turn": 0},
+                {"keep": [6, 6]},
+                {"stop": True},
+                {"action": 3},
+                {"text": "roll"},
+            ]
+        },
+    )
 
     action: Optional[StrictInt] = Field(None, ge=0, le=1000)
     reroll: Optional[list[StrictInt]] = Field(None, max_length=8)
@@ -147,6 +161,7 @@ class Store:
                         self._shared[key] = _Locked(load_agent(spec.name, name, seed, option="bots"))
                     return self._shared[key]
             return load_agent(spec.name, name, seed, option="bots")
+
         return make
 
     # games ---------------------------------------------------------------------------
@@ -204,10 +219,10 @@ class Store:
         mine = [m["action"] for m in web.moves]
         theirs = [m["action"] for m in record["moves"]]
         try:
-            if theirs[:len(mine)] != mine:
+            if theirs[: len(mine)] != mine:
                 web.become(self._replay(record))
                 return
-            for action in theirs[len(mine):]:
+            for action in theirs[len(mine) :]:
                 web.play(action=action)
             self._check_replay(web, record)
         except (ValueError, AgentLoadError) as e:  # a recorded move the game refuses (MoveError is one)
@@ -277,8 +292,11 @@ class Store:
     @staticmethod
     def _check_replay(web: WebGame, record: dict) -> None:
         if web.actions != record["actions"] or len(web.steps) != record["n_events"]:
-            raise ApiError(409, f"game {web.id} cannot be replayed from its record: its moves do not give the "
-                                "recorded actions (the bots now play differently, or the row is damaged)")
+            raise ApiError(
+                409,
+                f"game {web.id} cannot be replayed from its record: its moves do not give the "
+                "recorded actions (the bots now play differently, or the row is damaged)",
+            )
 
 
 class _Locked:
@@ -338,12 +356,20 @@ def setup() -> dict:
                 "seats": [narrator(n).seat_name(s) for s in range(n)],
                 "coach": n == 2,  # at default options; a game's state says whether its table has one
             }
-        out.append({
-            "name": name, "title": spec.title, "min_players": spec.min_players, "max_players": spec.max_players,
-            "how_to_move": spec.how_to_move, "tables": tables,
-            "options": [{"name": o.name, "default": o.default, "low": o.low, "high": o.high, "help": o.help}
-                        for o in spec.options],
-        })
+        out.append(
+            {
+                "name": name,
+                "title": spec.title,
+                "min_players": spec.min_players,
+                "max_players": spec.max_players,
+                "how_to_move": spec.how_to_move,
+                "tables": tables,
+                "options": [
+                    {"name": o.name, "default": o.default, "low": o.low, "high": o.high, "help": o.help}
+                    for o in spec.options
+                ],
+            }
+        )
     return {"games": out}
 
 
@@ -377,8 +403,11 @@ def _check_new_game(body: NewGame) -> tuple[games.GameSpec, str, list[str], int,
     if len(bots) == 1:
         bots = bots * (players - 1)
     if len(bots) != players - 1:
-        raise ApiError(422, f"{len(bots)} bots for {players} players: give one name (every other seat) "
-                            f"or {players - 1} (one per other seat)")
+        raise ApiError(
+            422,
+            f"{len(bots)} bots for {players} players: give one name (every other seat) "
+            f"or {players - 1} (one per other seat)",
+        )
     for name in bots:
         if name not in allowed:
             if name in spec.bots and not spec.plays(name, players):
@@ -407,21 +436,35 @@ def check_record(record: dict) -> tuple[games.GameSpec, str, list[str], int, int
     seed, options and player in range; 409 naming the game when its row is not."""
     game_id = record["id"]
     try:
-        body = NewGame(game=record["game"], players=record["players"], bots=record["bots"], seat=record["seat"],
-                       seed=record["seed"], options=record["options"], player=record["player"])
+        body = NewGame(
+            game=record["game"],
+            players=record["players"],
+            bots=record["bots"],
+            seat=record["seat"],
+            seed=record["seed"],
+            options=record["options"],
+            player=record["player"],
+        )
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "row"
-        raise ApiError(409, f"game {game_id} cannot be read from the records: its {where} is refused "
-                            f"({first.get('msg', 'invalid')}); the other games are not affected") from None
+        raise ApiError(
+            409,
+            f"game {game_id} cannot be read from the records: its {where} is refused "
+            f"({first.get('msg', 'invalid')}); the other games are not affected",
+        ) from None
     if len(record["bots"]) != record["players"] - 1:
-        raise ApiError(409, f"game {game_id} cannot be read from the records: {len(record['bots'])} bots for "
-                            f"{record['players']} players; the other games are not affected")
+        raise ApiError(
+            409,
+            f"game {game_id} cannot be read from the records: {len(record['bots'])} bots for "
+            f"{record['players']} players; the other games are not affected",
+        )
     try:
         return _check_new_game(body)
     except ApiError as e:
-        raise ApiError(409, f"game {game_id} cannot be read from the records: {e.message}; "
-                            "the other games are not affected") from None
+        raise ApiError(
+            409, f"game {game_id} cannot be read from the records: {e.message}; the other games are not affected"
+        ) from None
 
 
 def public_record(record: dict) -> dict:
@@ -484,9 +527,17 @@ class RequestGuard:
     async def _refuse(self, send, status: int = 413, message: str = ""):
         message = message or f"request body too large: at most {self.limit // 1024} KB"
         body = json.dumps({"error": message}).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                                (b"connection", b"close")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 
@@ -521,8 +572,8 @@ def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE
     app = FastAPI(
         title="Dice Arena: " + ", ".join(web_games()),
         description=f"Play {', '.join(web_games())} against the project's bots, with an exact coach where "
-                    "a game offers one (two-player games). "
-                    "Every error is `{\"error\": message}` with a 4xx status.",
+        "a game offers one (two-player games). "
+        'Every error is `{"error": message}` with a 4xx status.',
         version="1",
     )
     app.state.store = store
@@ -584,15 +635,23 @@ def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE
     @app.post("/api/games/{game_id}/moves", summary="Play your move; returns what happened, step by step")
     def play_move(game_id: str, body: Move):
         given = [k for k in ("action", "reroll", "keep", "text") if getattr(body, k) is not None] + (
-            ["stop"] if body.stop else [])
+            ["stop"] if body.stop else []
+        )
         if len(given) != 1:
             raise ApiError(422, "give exactly one of action, reroll, keep, text or stop: true")
         for values in (body.reroll, body.keep):
             if values is not None and any(not 1 <= v <= 6 for v in values):
                 raise ApiError(422, "dice show 1 to 6")
         with store.serving(game_id) as web:
-            steps = store.play(web, action=body.action, reroll=body.reroll, keep=body.keep, stop=bool(body.stop),
-                               text=body.text, turn=body.turn)
+            steps = store.play(
+                web,
+                action=body.action,
+                reroll=body.reroll,
+                keep=body.keep,
+                stop=bool(body.stop),
+                text=body.text,
+                turn=body.turn,
+            )
             return {"id": web.id, "steps": steps, "state": web.state(log=False)}
 
     @app.get("/api/games/{game_id}/coach", summary="Exact win probability of each move (two-player games)")

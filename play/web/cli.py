@@ -33,13 +33,22 @@ def _port(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default=DEFAULT_HOST,
-                        help=f"the address to listen on (default: {DEFAULT_HOST}, this machine only)")
-    parser.add_argument("--port", type=_port, default=DEFAULT_PORT,
-                        help=f"the port (default: {DEFAULT_PORT}; 0: any free port, printed at start)")
-    parser.add_argument("--db", default=None, metavar="PATH",
-                        help="the SQLite file of game records (default: $XDG_DATA_HOME/dice-arena/records.sqlite3, "
-                        "else ~/.local/share/dice-arena/records.sqlite3)")
+    parser.add_argument(
+        "--host", default=DEFAULT_HOST, help=f"the address to listen on (default: {DEFAULT_HOST}, this machine only)"
+    )
+    parser.add_argument(
+        "--port",
+        type=_port,
+        default=DEFAULT_PORT,
+        help=f"the port (default: {DEFAULT_PORT}; 0: any free port, printed at start)",
+    )
+    parser.add_argument(
+        "--db",
+        default=None,
+        metavar="PATH",
+        help="the SQLite file of game records (default: $XDG_DATA_HOME/dice-arena/records.sqlite3, "
+        "else ~/.local/share/dice-arena/records.sqlite3)",
+    )
 
 
 def _is_loopback(host: str) -> bool:
@@ -53,8 +62,9 @@ def _is_loopback(host: str) -> bool:
 
 def _listen(host: str, port: int) -> socket.socket:
     """A TCP socket bound to ``host``:``port`` (0: a free port the system picks); ``OSError`` when it cannot be."""
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                         flags=socket.AI_PASSIVE)[0]
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[
+        0
+    ]
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -93,16 +103,22 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: Optional[TextIO
         sock = _listen(args.host, args.port)
     except OSError as e:  # the port is taken, the address is not this machine's, the name is unknown
         why = e.strerror or str(e) or type(e).__name__
-        print(f"python -m play web: error: cannot listen on {args.host} port {args.port}: {why}; "
-              "give another --port (or --host)", file=err)
+        print(
+            f"python -m play web: error: cannot listen on {args.host} port {args.port}: {why}; "
+            "give another --port (or --host)",
+            file=err,
+        )
         return 2
     with sock:
         port = sock.getsockname()[1]
         host = f"[{args.host}]" if ":" in args.host else args.host
         print(f"Dice Arena on http://{host}:{port}/ (API: /docs; records: {db}); Ctrl-C stops it.", file=out)
         if not _is_loopback(args.host):
-            print(f"warning: listening on {args.host}, not only this machine: anyone who can reach it can play "
-                  "and read the records", file=err)
+            print(
+                f"warning: listening on {args.host}, not only this machine: anyone who can reach it can play "
+                "and read the records",
+                file=err,
+            )
         out.flush()
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
         server.run(sockets=[sock])

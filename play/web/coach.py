@@ -23,6 +23,13 @@ def figures(rules, snap: dict, options: dict) -> dict:
     rows = []
     for m in sorted(moves, key=lambda m: (-m.p, m.action)):
         cost = 100.0 * (value - m.p)
-        rows.append({"action": m.action, "text": rules.describe_snapshot(snap, m.action), "p": m.p,
-                     "cost_pp": 0.0 if cost < 1e-9 else cost, "best": cost < 1e-9})
+        rows.append(
+            {
+                "action": m.action,
+                "text": rules.describe_snapshot(snap, m.action),
+                "p": m.p,
+                "cost_pp": 0.0 if cost < 1e-9 else cost,
+                "best": cost < 1e-9,
+            }
+        )
     return {"position": rules.position_text(snap), "value": value, "moves": rows, "snapshot": snap}

@@ -87,9 +87,28 @@ SCHEMA = [
     "CREATE INDEX games_by_player ON games (player, status, finished)",
 ]
 
-V1_GAMES_COLUMNS = ("id", "player", "game", "players", "seat", "bots", "opponents", "options", "seed", "status",
-                    "started", "finished", "moves", "actions", "dice", "seats_drawn", "n_events", "events", "outcome",
-                    "loser")
+V1_GAMES_COLUMNS = (
+    "id",
+    "player",
+    "game",
+    "players",
+    "seat",
+    "bots",
+    "opponents",
+    "options",
+    "seed",
+    "status",
+    "started",
+    "finished",
+    "moves",
+    "actions",
+    "dice",
+    "seats_drawn",
+    "n_events",
+    "events",
+    "outcome",
+    "loser",
+)
 GAMES_COLUMNS = tuple(c for c in V1_GAMES_COLUMNS if c != "moves") + ("legacy_moves",)
 MOVES_COLUMNS = ("game_id", "turn", "action", "snapshot", "played")
 MAX_JSON = 4_000_000  # characters of one JSON value read back
@@ -103,8 +122,10 @@ class DamagedGame(ValueError):
     """One game's row cannot be read; the message names the game.  The other games are unaffected."""
 
     def __init__(self, game_id: str, why: str):
-        super().__init__(f"game {game_id} cannot be read from the records: {why} (its row is damaged; "
-                         "the other games are not affected)")
+        super().__init__(
+            f"game {game_id} cannot be read from the records: {why} (its row is damaged; "
+            "the other games are not affected)"
+        )
         self.game_id = game_id
 
 
@@ -143,8 +164,9 @@ class Records:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except FileExistsError:
-                raise self._refuse(f"cannot be created: {path.parent} (or a folder above it) is a file, "
-                                   "not a folder") from None
+                raise self._refuse(
+                    f"cannot be created: {path.parent} (or a folder above it) is a file, not a folder"
+                ) from None
             if path.exists() and not path.is_file():
                 raise self._refuse("is not a regular file")
         except OSError as e:  # a folder on the way that may not be read or made
@@ -153,8 +175,9 @@ class Records:
             with closing(self._connect()) as conn:
                 problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
             if problems != ["ok"]:
-                raise self._refuse(f"is damaged (SQLite says: {str(problems[0])[:120]})",
-                                   "move it away or give another --db")
+                raise self._refuse(
+                    f"is damaged (SQLite says: {str(problems[0])[:120]})", "move it away or give another --db"
+                )
             with self.transaction() as conn:  # a file that is refused is left as it was
                 self._prepare(conn)
             with closing(self._connect()) as conn:  # ours: readers and the writer do not block each other
@@ -162,10 +185,13 @@ class Records:
         except sqlite3.Error as e:
             why = str(e)
             if "not a database" in why or "malformed" in why:
-                raise self._refuse(f"is not a SQLite database, or is damaged (SQLite says: {why})",
-                                   "move it away or give another --db") from None
+                raise self._refuse(
+                    f"is not a SQLite database, or is damaged (SQLite says: {why})", "move it away or give another --db"
+                ) from None
             if "readonly" in why or "read-only" in why:
-                raise self._refuse(f"cannot be written (SQLite says: {why})", "give a file you can write with --db") from None
+                raise self._refuse(
+                    f"cannot be written (SQLite says: {why})", "give a file you can write with --db"
+                ) from None
             raise self._refuse(f"cannot be opened (SQLite says: {why})") from None
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
@@ -184,9 +210,11 @@ class Records:
             raise self._refuse(foreign)
         version = str(row[0]).strip()
         if version not in {str(v) for v in READS}:
-            raise self._refuse(f"has schema version {version[:20]!r}, which this dice-arena does not read "
-                               f"(it reads {' and '.join(map(str, READS))}; a newer dice-arena wrote it?)",
-                               "upgrade dice-arena or give another --db")
+            raise self._refuse(
+                f"has schema version {version[:20]!r}, which this dice-arena does not read "
+                f"(it reads {' and '.join(map(str, READS))}; a newer dice-arena wrote it?)",
+                "upgrade dice-arena or give another --db",
+            )
         if version == "1":
             missing = set(V1_GAMES_COLUMNS) - _columns(conn, "games")
             if missing:
@@ -194,10 +222,12 @@ class Records:
             _migrate_v1(conn)
         else:
             missing = (set(GAMES_COLUMNS) - _columns(conn, "games")) | {
-                f"moves.{c}" for c in set(MOVES_COLUMNS) - _columns(conn, "moves")}
+                f"moves.{c}" for c in set(MOVES_COLUMNS) - _columns(conn, "moves")
+            }
             if missing:
-                raise self._refuse(f"is not a dice-arena records file of version 2 (it lacks "
-                                   f"{', '.join(sorted(missing))})")
+                raise self._refuse(
+                    f"is not a dice-arena records file of version 2 (it lacks {', '.join(sorted(missing))})"
+                )
             # a write, so that a file this process may read but not write is refused now, not at the first move
             conn.execute("UPDATE meta SET value = value WHERE key = 'schema'")
 
@@ -238,13 +268,23 @@ class Records:
     # --- writing -----------------------------------------------------------------------
     def create(self, web) -> None:
         """The row of a new ``play.web.table.WebGame`` (one transaction)."""
-        row = {"id": web.id, "player": web.player, "game": web.spec.name, "players": web.n_players,
-               "seat": web.seat, "bots": json.dumps(web.bot_names), "opponents": ", ".join(sorted(web.bot_names)),
-               "options": json.dumps(web.options, sort_keys=True), "seed": web.seed, "started": web.started,
-               **_progress(web)}
+        row = {
+            "id": web.id,
+            "player": web.player,
+            "game": web.spec.name,
+            "players": web.n_players,
+            "seat": web.seat,
+            "bots": json.dumps(web.bot_names),
+            "opponents": ", ".join(sorted(web.bot_names)),
+            "options": json.dumps(web.options, sort_keys=True),
+            "seed": web.seed,
+            "started": web.started,
+            **_progress(web),
+        }
         with self.transaction() as conn:
-            conn.execute(f"INSERT INTO games ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
-                         tuple(row.values()))
+            conn.execute(
+                f"INSERT INTO games ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values())
+            )
 
     def save_move(self, web, turn: int) -> None:
         """Store the person's move number ``turn`` (the last of ``web.moves``) and the game's
@@ -262,12 +302,22 @@ class Records:
             if stored > turn:
                 raise MoveConflict(f"another page or server played move {turn} first")
             if stored < turn:
-                raise MoveConflict(f"the records hold only its moves 0 to {stored - 1}" if stored else
-                                   "the records hold none of its moves")
+                raise MoveConflict(
+                    f"the records hold only its moves 0 to {stored - 1}"
+                    if stored
+                    else "the records hold none of its moves"
+                )
             try:
-                conn.execute("INSERT INTO moves (game_id, turn, action, snapshot, played) VALUES (?, ?, ?, ?, ?)",
-                             (web.id, turn, int(move["action"]),
-                              None if move["snapshot"] is None else json.dumps(move["snapshot"]), time.time()))
+                conn.execute(
+                    "INSERT INTO moves (game_id, turn, action, snapshot, played) VALUES (?, ?, ?, ?, ?)",
+                    (
+                        web.id,
+                        turn,
+                        int(move["action"]),
+                        None if move["snapshot"] is None else json.dumps(move["snapshot"]),
+                        time.time(),
+                    ),
+                )
             except sqlite3.IntegrityError:  # the key (game, turn) is unique: cannot happen after the count
                 raise MoveConflict(f"another page or server played move {turn} first") from None
             sets = ", ".join(f"{c} = ?" for c in progress)
@@ -288,8 +338,9 @@ class Records:
             row = conn.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
             if row is None:
                 return None
-            moves = conn.execute("SELECT turn, action, snapshot FROM moves WHERE game_id = ? ORDER BY turn",
-                                 (game_id,)).fetchall()
+            moves = conn.execute(
+                "SELECT turn, action, snapshot FROM moves WHERE game_id = ? ORDER BY turn", (game_id,)
+            ).fetchall()
         return _decode(game_id, row, moves)
 
     def summary(self, player: Optional[str] = None, recent: int = 10) -> dict:
@@ -306,10 +357,12 @@ class Records:
             ).fetchall()
             last = conn.execute(
                 "SELECT id, player, game, players, opponents, seed, seat, outcome, finished "
-                f"FROM games WHERE {where} ORDER BY finished DESC LIMIT ?", (*args, recent),
+                f"FROM games WHERE {where} ORDER BY finished DESC LIMIT ?",
+                (*args, recent),
             ).fetchall()
             playing = conn.execute(
-                "SELECT COUNT(*) FROM games WHERE status = 'playing'" + (" AND player = ?" if player is not None else ""),
+                "SELECT COUNT(*) FROM games WHERE status = 'playing'"
+                + (" AND player = ?" if player is not None else ""),
                 args,
             ).fetchone()[0]
         return {
@@ -332,11 +385,15 @@ def _progress(web) -> dict:
     game = web.game
     over = game.is_over
     return {
-        "status": "over" if over else "playing", "finished": time.time() if over else None,
-        "actions": json.dumps(web.actions), "dice": json.dumps(web.dice.dice),
-        "seats_drawn": json.dumps(web.dice.seats), "n_events": len(web.steps),
+        "status": "over" if over else "playing",
+        "finished": time.time() if over else None,
+        "actions": json.dumps(web.actions),
+        "dice": json.dumps(web.dice.dice),
+        "seats_drawn": json.dumps(web.dice.seats),
+        "n_events": len(web.steps),
         "events": json.dumps([s["event"] for s in web.steps]) if over else None,
-        "outcome": web.session.outcome() if over else None, "loser": getattr(game, "loser", None),
+        "outcome": web.session.outcome() if over else None,
+        "loser": getattr(game, "loser", None),
     }
 
 
@@ -397,12 +454,18 @@ def _decode(game_id: str, row: sqlite3.Row, move_rows: list) -> dict:
     need(isinstance(record["started"], (int, float)), "its start time is not a number")
     for key in ("bots", "options", "actions", "dice", "seats_drawn"):
         record[key] = _json(game_id, key, record[key])
-    need(isinstance(record["bots"], list) and all(isinstance(b, str) for b in record["bots"]),
-         "its bots are not a list of names")
-    need(isinstance(record["options"], dict) and all(_is_int(v) for v in record["options"].values()),
-         "its options are not names with whole numbers")
-    need(_ints(record["actions"], 2) and all(len(a) == 2 for a in record["actions"]),
-         "its actions are not [seat, action] pairs")
+    need(
+        isinstance(record["bots"], list) and all(isinstance(b, str) for b in record["bots"]),
+        "its bots are not a list of names",
+    )
+    need(
+        isinstance(record["options"], dict) and all(_is_int(v) for v in record["options"].values()),
+        "its options are not names with whole numbers",
+    )
+    need(
+        _ints(record["actions"], 2) and all(len(a) == 2 for a in record["actions"]),
+        "its actions are not [seat, action] pairs",
+    )
     need(_ints(record["dice"]) and _ints(record["seats_drawn"]), "its dice are not whole numbers")
     if record["status"] == "over" or record["events"] is not None:
         record["events"] = _json(game_id, "events", record["events"])
@@ -415,8 +478,10 @@ def _decode(game_id: str, row: sqlite3.Row, move_rows: list) -> dict:
         need(snapshot is None or isinstance(snapshot, dict), f"its move {number}'s position is not an object")
         moves.append({"action": move["action"], "snapshot": snapshot})
     record["moves"] = moves
-    need([a for s, a in record["actions"] if s == record["seat"]] == [m["action"] for m in moves],
-         f"its {len(moves)} moves are not the person's actions it records")
+    need(
+        [a for s, a in record["actions"] if s == record["seat"]] == [m["action"] for m in moves],
+        f"its {len(moves)} moves are not the person's actions it records",
+    )
     return record
 
 
@@ -459,8 +524,10 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
             conn.execute("UPDATE games SET legacy_moves = ? WHERE id = ?", (str(row["moves"]), row["id"]))
             continue
         played = row["started"] if isinstance(row["started"], (int, float)) else 0.0
-        conn.executemany("INSERT INTO moves (game_id, turn, action, snapshot, played) VALUES (?, ?, ?, ?, ?)",
-                         [(row["id"], turn, action, snapshot, played) for turn, (action, snapshot) in enumerate(rows)])
+        conn.executemany(
+            "INSERT INTO moves (game_id, turn, action, snapshot, played) VALUES (?, ?, ?, ?, ?)",
+            [(row["id"], turn, action, snapshot, played) for turn, (action, snapshot) in enumerate(rows)],
+        )
     conn.execute("DROP TABLE games_v1")
     conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
 

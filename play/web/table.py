@@ -161,8 +161,17 @@ class WebGame:
         return self.session.game.n_players
 
     @classmethod
-    def start(cls, game_id: str, player: str, spec: games.GameSpec, bot_names: Sequence[str], seat: int,
-              seed: int, options: dict, agent_for) -> "WebGame":
+    def start(
+        cls,
+        game_id: str,
+        player: str,
+        spec: games.GameSpec,
+        bot_names: Sequence[str],
+        seat: int,
+        seed: int,
+        options: dict,
+        agent_for,
+    ) -> "WebGame":
         """A new game: ``bot_names`` one per other seat clockwise from ``seat``; bot ``i`` is
         ``agent_for(name, derive_seed(seed, 1 + i))`` and the dice ``RandomDice(seed)``, as
         ``python -m play GAME --seed SEED --seat ...`` seeds them (so the terminal replays it)."""
@@ -217,8 +226,11 @@ class WebGame:
         if session.over:
             raise MoveError("the game is over: no move is legal", 409)
         if turn is not None and turn != len(self.moves):
-            raise MoveError(f"out of turn: this move was sent for move {turn}, the game is at move "
-                            f"{len(self.moves)} (reload the game)", 409)
+            raise MoveError(
+                f"out of turn: this move was sent for move {turn}, the game is at move "
+                f"{len(self.moves)} (reload the game)",
+                409,
+            )
         if not session.waiting:  # cannot happen between requests: the bots move inside submit
             raise MoveError(f"it is not your turn: {session.narrator.who(session.game.current_player)} is to move", 409)
         game = session.game
@@ -266,8 +278,15 @@ class WebGame:
         turn_title = getattr(rules, "turn_title", None)
         seats = []
         for s in range(self.n_players):
-            seats.append({"seat": s, "name": narrator.seat_name(s), "who": narrator.who(s),
-                          "bot": self.bots[s], "you": s == self.seat})
+            seats.append(
+                {
+                    "seat": s,
+                    "name": narrator.seat_name(s),
+                    "who": narrator.who(s),
+                    "bot": self.bots[s],
+                    "you": s == self.seat,
+                }
+            )
         state = {
             "id": self.id,
             "game": self.spec.name,
@@ -318,10 +337,24 @@ class WebGame:
             f = figures(rules, snap, self.options)
             made = next(m for m in f["moves"] if m["action"] == move["action"])
             best = f["moves"][0]
-            review.append({"move": number + 1, "position": f["position"], "made": made, "best": best,
-                           "cost_pp": made["cost_pp"], "value": f["value"]})
+            review.append(
+                {
+                    "move": number + 1,
+                    "position": f["position"],
+                    "made": made,
+                    "best": best,
+                    "cost_pp": made["cost_pp"],
+                    "value": f["value"],
+                }
+            )
         total = sum(r["cost_pp"] for r in review)
-        return {"available": True, "why": None, "turn": len(self.moves), "position": position, "review": review,
-                "total_cost_pp": total, "mistakes": sum(1 for r in review if r["cost_pp"] > 0),
-                "note": NOTE}
-
+        return {
+            "available": True,
+            "why": None,
+            "turn": len(self.moves),
+            "position": position,
+            "review": review,
+            "total_cost_pp": total,
+            "mistakes": sum(1 for r in review if r["cost_pp"] > 0),
+            "note": NOTE,
+        }
