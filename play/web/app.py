@@ -42,7 +42,9 @@ against their alphabet and looked up in a dict or with a bound SQL parameter.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import re
 import secrets
 import sqlite3
@@ -63,7 +65,7 @@ import games
 from core.cli import MAX_SEED  # as `python -m play --seed` takes, so the terminal can replay a web game
 from core.files import load_json
 from play import AgentLoadError, default_opponent, load_agent
-from play.web.records import DamagedGame, MoveConflict, Records, default_db_path
+from play.web.records import DamagedGame, DuplicateRequest, MoveConflict, Records, default_db_path
 from play.web.table import MoveError, WebGame, rules_for
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -71,6 +73,7 @@ MAX_BODY = 64 * 1024
 MAX_LIVE_GAMES = 500  # games kept in memory; older ones are rebuilt from the records when asked for
 ID_RE = re.compile(r"[A-Za-z0-9_-]{16,32}")
 PLAYER_RE = re.compile(r"[\w .'-]{1,40}")
+REQUEST_RE = r"^[A-Za-z0-9_-]{8,64}$"
 
 
 class ApiError(Exception):
@@ -86,7 +89,9 @@ class NewGame(BaseModel):
     """Start a game.  ``bots``: one name (every other seat) or one per other seat, clockwise
     from yours; ``seat``: 0-based, random when left out; ``seed``: the dice (and random bots),
     drawn when left out; ``options``: the game's (421: ``{"pot": 15}``); ``player``: your
-    name, for your record."""
+    name, for your record; ``request_id``: a random id of the client's (8 to 64 letters,
+    digits, '-' or '_'), the same when the request is sent again: one game is made, and
+    the request sent again gets that game as it is now."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -104,6 +109,12 @@ class NewGame(BaseModel):
     seed: Optional[StrictInt] = Field(None, ge=0, le=MAX_SEED)
     options: dict[StrictStr, StrictInt] = Field(default_factory=dict, max_length=8)
     player: Optional[StrictStr] = Field(None, max_length=40)
+    request_id: Optional[StrictStr] = Field(None, pattern=REQUEST_RE)
+
+
+def request_hash(body: BaseModel) -> str:
+    """A request's fingerprint but its ``request_id``: the same id sent with another request is refused."""
+    return hashlib.sha256(json.dumps(body.model_dump(exclude={"request_id"}), sort_keys=True).encode()).hexdigest()
 
 
 class Move(BaseModel):
@@ -165,10 +176,21 @@ class Store:
         return make
 
     # games ---------------------------------------------------------------------------
-    def new(self, spec: games.GameSpec, player: str, bots: list[str], seat: int, seed: int, options: dict) -> WebGame:
+    def new(
+        self,
+        spec: games.GameSpec,
+        player: str,
+        bots: list[str],
+        seat: int,
+        seed: int,
+        options: dict,
+        request_id: Optional[str] = None,
+        request_hash: Optional[str] = None,
+    ) -> WebGame:
+        """A new game, stored; :class:`DuplicateRequest` (nothing stored) when ``request_id`` made one already."""
         game_id = secrets.token_urlsafe(12)
         web = WebGame.start(game_id, player, spec, bots, seat, seed, options, self.agent_for(spec))
-        self.records.create(web)
+        self.records.create(web, request_id, request_hash)
         self._remember(web)
         return web
 
@@ -373,6 +395,41 @@ def setup() -> dict:
     return {"games": out}
 
 
+def _refuser(spec: games.GameSpec, players: int, options: dict):
+    refuse = getattr(rules_for(spec), "refuse_bot", None)
+    return lambda name: refuse(spec, name, players, options) if refuse is not None else None
+
+
+def default_bot(spec: games.GameSpec, players: int, options: dict) -> str:
+    """The bot a seat gets when none is named: the game's default for the table, or the first that may sit."""
+    allowed = bots_for(spec, players)
+    refused = _refuser(spec, players, options)
+    default = default_opponent(spec, players, options)
+    bot = default if default in allowed else spec.suggested_bot
+    if refused(bot):  # the default cannot sit at this table: the first bot that can
+        bot = next((b for b in allowed if not refused(b)), bot)
+    return bot
+
+
+def check_bots(spec: games.GameSpec, players: int, options: dict, bots: list[str]) -> None:
+    """422 naming the first of ``bots`` that may not sit at this table: not the registry's
+    bot for this table size (never a checkpoint path) or refused by the game's adapter."""
+    allowed = bots_for(spec, players)
+    refused = _refuser(spec, players, options)
+    for name in bots:
+        if name not in allowed:
+            if name in spec.bots and not spec.plays(name, players):
+                why = spec.why_not(name, players)
+            elif name == spec.shipped:
+                why = f"the trained bot {name} cannot play a table of {players} (or is not installed)"
+            else:
+                why = f"unknown bot {name[:40]!r}"
+            raise ApiError(422, f"{why}; bots for {players} players: {', '.join(allowed)}")
+        why = refused(name)
+        if why:
+            raise ApiError(422, why)
+
+
 def _check_new_game(body: NewGame) -> tuple[games.GameSpec, str, list[str], int, int, dict]:
     try:
         spec = games.get(body.game)
@@ -389,17 +446,8 @@ def _check_new_game(body: NewGame) -> tuple[games.GameSpec, str, list[str], int,
         options = spec.check_options(body.options)
     except ValueError as e:
         raise ApiError(422, str(e)) from None
-    allowed = bots_for(spec, players)
-    refuse = getattr(rules_for(spec), "refuse_bot", None)
-
-    def refused(name: str) -> Optional[str]:
-        return refuse(spec, name, players, options) if refuse is not None else None
-
     if not bots:
-        default = default_opponent(spec, players, options)
-        bots = [default if default in allowed else spec.suggested_bot]
-        if refused(bots[0]):  # the default cannot sit at this table: the first bot that can
-            bots = [next((b for b in allowed if not refused(b)), bots[0])]
+        bots = [default_bot(spec, players, options)]
     if len(bots) == 1:
         bots = bots * (players - 1)
     if len(bots) != players - 1:
@@ -408,18 +456,7 @@ def _check_new_game(body: NewGame) -> tuple[games.GameSpec, str, list[str], int,
             f"{len(bots)} bots for {players} players: give one name (every other seat) "
             f"or {players - 1} (one per other seat)",
         )
-    for name in bots:
-        if name not in allowed:
-            if name in spec.bots and not spec.plays(name, players):
-                why = spec.why_not(name, players)
-            elif name == spec.shipped:
-                why = f"the trained bot {name} cannot play a table of {players} (or is not installed)"
-            else:
-                why = f"unknown bot {name[:40]!r}"
-            raise ApiError(422, f"{why}; bots for {players} players: {', '.join(allowed)}")
-        why = refused(name)
-        if why:
-            raise ApiError(422, why)
+    check_bots(spec, players, options, bots)
     seat = body.seat if body.seat is not None else secrets.randbelow(players)
     if not 0 <= seat < players:
         raise ApiError(422, f"seat must be in 0..{players - 1}, got {seat}")
@@ -564,9 +601,12 @@ def _validation_message(exc: RequestValidationError, request: Request) -> tuple[
     return 422, "; ".join(parts)
 
 
-def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE_GAMES) -> FastAPI:
+def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE_GAMES, limits=None) -> FastAPI:
     """The app, with its records in ``db_path`` (default: ``records.default_db_path()``);
-    :class:`play.web.records.RecordsError` (one line) when that file cannot serve."""
+    :class:`play.web.records.RecordsError` (one line) when that file cannot serve.
+    ``limits``: the shared tables' rate limits and timings (``play.web.shared.Limits``)."""
+    from play.web import shared
+
     records = Records(db_path if db_path is not None else default_db_path())
     store = Store(records, max_live=max_live)
     app = FastAPI(
@@ -578,10 +618,15 @@ def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE
     )
     app.state.store = store
     app.add_middleware(RequestGuard)
+    shared.install(app, records, store, limits if limits is not None else shared.Limits())
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError):
-        return _error(exc.status, exc.message)
+        response = _error(exc.status, exc.message)
+        wait = getattr(exc, "wait", None)  # a rate limit: when to try again
+        if wait is not None:
+            response.headers["Retry-After"] = str(max(1, math.ceil(wait)))
+        return response
 
     @app.exception_handler(DamagedGame)
     async def damaged(request: Request, exc: DamagedGame):
@@ -619,12 +664,22 @@ def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE
 
     @app.post("/api/games", status_code=201, summary="Start a game")
     def new_game(body: NewGame):
-        spec, player, bots, seat, seed, options = _check_new_game(body)
-        try:
-            web = store.new(spec, player, bots, seat, seed, options)
-        except AgentLoadError as e:
-            raise ApiError(422, str(e)) from None
-        with web.lock:
+        digest = request_hash(body) if body.request_id is not None else None
+        made = records.game_for_request(body.request_id) if body.request_id is not None else None
+        if made is None:
+            spec, player, bots, seat, seed, options = _check_new_game(body)
+            try:
+                web = store.new(spec, player, bots, seat, seed, options, body.request_id, digest)
+            except AgentLoadError as e:
+                raise ApiError(422, str(e)) from None
+            except DuplicateRequest as e:  # sent twice at once: the first made it
+                made = (e.existing, digest if e.same else None)
+            else:
+                with web.lock:
+                    return {"id": web.id, "state": web.state(), "steps": web.steps}
+        if made[1] != digest:
+            raise ApiError(409, "this request_id was used for another game: send a new one")
+        with store.serving(made[0]) as web:  # the request sent again: the game it made, as it is now
             return {"id": web.id, "state": web.state(), "steps": web.steps}
 
     @app.get("/api/games/{game_id}", summary="A game's state, with the narration so far")

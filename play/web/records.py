@@ -18,9 +18,20 @@ seat drawn.  :func:`replay_actions` plays the actions again on a fresh engine wi
 dice from the seed and returns its events; they equal the recorded ones
 (``tests/test_web.py``).
 
+Shared tables (``play.web.shared``: several people and bots at one game) have
+rows of their own: ``tables`` (the game, its seed, options and what sits in each
+seat as created; its progress as ``games`` has it; a ``version`` bumped by every
+change, which the event stream watches), ``seats`` (a person seat's name and the
+SHA-256 hash of its token, never the token) and ``table_moves`` (each person's
+move, or a seat given to a bot, keyed by the table's id and ``turn``, written in a
+transaction that checks the stored count as ``moves`` are).  A request id
+(``request_id``) is unique across the games and across the tables: a request
+sent twice makes one game or table.
+
 The file has a schema version (``meta``, key ``schema``).  Version 1 (the person's
-moves as a JSON column of ``games``) is migrated to version 2 in one transaction
-when the file is opened, keeping every game.  A file that cannot serve as the
+moves as a JSON column of ``games``) is migrated to version 2, and version 2 to
+version 3 (request ids and the shared tables), in one transaction when the file
+is opened, keeping every game.  A file that cannot serve as the
 records (not SQLite, damaged, another program's, a newer version, not writable) is
 refused when it is opened: :class:`RecordsError`, one line naming the file.  A row
 that cannot be read makes its own game unavailable (:class:`DamagedGame`), never
@@ -43,8 +54,8 @@ from typing import Any, Iterator, Optional
 import games
 from core.dice import RandomDice
 
-SCHEMA_VERSION = 2
-READS = (1, 2)  # the versions this module opens (1 is migrated to 2)
+SCHEMA_VERSION = 3
+READS = (1, 2, 3)  # the versions this module opens (1 and 2 are migrated to 3)
 
 GAMES_TABLE = """
 CREATE TABLE games (
@@ -80,11 +91,66 @@ CREATE TABLE moves (
     PRIMARY KEY (game_id, turn)
 )"""
 
-SCHEMA = [
+SCHEMA_V2 = [
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     GAMES_TABLE,
     MOVES_TABLE,
     "CREATE INDEX games_by_player ON games (player, status, finished)",
+]
+
+TABLES_TABLE = """
+CREATE TABLE tables (
+    id           TEXT PRIMARY KEY,
+    game         TEXT NOT NULL,
+    players      INTEGER NOT NULL,
+    kinds        TEXT NOT NULL,     -- JSON: per seat as created, the bot's name or null for a person
+    options      TEXT NOT NULL,     -- JSON: the game options
+    seed         INTEGER NOT NULL,
+    status       TEXT NOT NULL,     -- 'playing' or 'over'
+    started      REAL NOT NULL,
+    finished     REAL,
+    actions      TEXT NOT NULL,     -- JSON: every [seat, action], all seats, in order
+    dice         TEXT NOT NULL,     -- JSON: every die value rolled, in order
+    seats_drawn  TEXT NOT NULL,     -- JSON: every seat drawn by the dice
+    n_events     INTEGER NOT NULL,
+    events       TEXT,              -- JSON: the engine's events, once over
+    loser        INTEGER,
+    n_moves      INTEGER NOT NULL,  -- rows of table_moves (kept with them in each transaction)
+    version      INTEGER NOT NULL,  -- bumped by every change: a move, a seat taken or given to a bot
+    moved        REAL NOT NULL,     -- when the last move was stored (or the table made): idle seats
+    request_id   TEXT UNIQUE,
+    request_hash TEXT
+)"""
+
+SEATS_TABLE = """
+CREATE TABLE seats (
+    table_id   TEXT NOT NULL REFERENCES tables (id),
+    seat       INTEGER NOT NULL,
+    token_hash TEXT UNIQUE,         -- SHA-256 (hex) of a person seat's token; never the token
+    creator    INTEGER NOT NULL,    -- 1 for the seat of the person who made the table
+    name       TEXT,                -- the person's name once they took the seat
+    joined     REAL,
+    PRIMARY KEY (table_id, seat)
+)"""
+
+TABLE_MOVES_TABLE = """
+CREATE TABLE table_moves (
+    table_id TEXT NOT NULL REFERENCES tables (id),
+    turn     INTEGER NOT NULL,      -- 0 for the first person's first move, counting every seat
+    seat     INTEGER NOT NULL,
+    action   INTEGER,               -- the person's move; null when the seat was given to a bot
+    bot      TEXT,                  -- the bot given the seat (action null)
+    played   REAL NOT NULL,
+    PRIMARY KEY (table_id, turn)
+)"""
+
+V3_STATEMENTS = [
+    "ALTER TABLE games ADD COLUMN request_id TEXT",
+    "ALTER TABLE games ADD COLUMN request_hash TEXT",
+    "CREATE UNIQUE INDEX games_by_request ON games (request_id) WHERE request_id IS NOT NULL",
+    TABLES_TABLE,
+    SEATS_TABLE,
+    TABLE_MOVES_TABLE,
 ]
 
 V1_GAMES_COLUMNS = (
@@ -111,6 +177,12 @@ V1_GAMES_COLUMNS = (
 )
 GAMES_COLUMNS = tuple(c for c in V1_GAMES_COLUMNS if c != "moves") + ("legacy_moves",)
 MOVES_COLUMNS = ("game_id", "turn", "action", "snapshot", "played")
+V3_COLUMNS = {
+    "games": {"request_id", "request_hash"},
+    "tables": {"id", "game", "players", "kinds", "options", "seed", "status", "actions", "n_moves", "version"},
+    "seats": {"table_id", "seat", "token_hash", "creator", "name", "joined"},
+    "table_moves": {"table_id", "turn", "seat", "action", "bot", "played"},
+}
 MAX_JSON = 4_000_000  # characters of one JSON value read back
 
 
@@ -131,6 +203,15 @@ class DamagedGame(ValueError):
 
 class MoveConflict(Exception):
     """The stored game is not where the move was played: another server stored this turn first."""
+
+
+class DuplicateRequest(Exception):
+    """A request id already used: ``existing`` is the id of the game or table it made,
+    ``same`` whether the request was the same (its hash)."""
+
+    def __init__(self, existing: str, same: bool):
+        super().__init__(existing)
+        self.existing, self.same = existing, same
 
 
 def default_db_path() -> Path:
@@ -198,9 +279,10 @@ class Records:
         """Create the tables in an empty file, migrate version 1, refuse anything else."""
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if not tables:
-            for statement in SCHEMA:
+            for statement in SCHEMA_V2:
                 conn.execute(statement)
-            conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            conn.execute("INSERT INTO meta (key, value) VALUES ('schema', '2')")
+            _migrate_v2(conn)
             return
         foreign = f"is not a dice-arena records file (its tables: {', '.join(sorted(tables)[:6])})"
         if not {"meta", "games"} <= tables or not {"key", "value"} <= _columns(conn, "meta"):
@@ -220,14 +302,21 @@ class Records:
             if missing:
                 raise self._refuse(f"{foreign[:-1]}; its games table lacks {', '.join(sorted(missing))})")
             _migrate_v1(conn)
+            _migrate_v2(conn)
+            return
+        missing = (set(GAMES_COLUMNS) - _columns(conn, "games")) | {
+            f"moves.{c}" for c in set(MOVES_COLUMNS) - _columns(conn, "moves")
+        }
+        if version == "3":
+            for table, columns in V3_COLUMNS.items():
+                missing |= {f"{table}.{c}" for c in columns - _columns(conn, table)}
+        if missing:
+            raise self._refuse(
+                f"is not a dice-arena records file of version {version} (it lacks {', '.join(sorted(missing))})"
+            )
+        if version == "2":
+            _migrate_v2(conn)
         else:
-            missing = (set(GAMES_COLUMNS) - _columns(conn, "games")) | {
-                f"moves.{c}" for c in set(MOVES_COLUMNS) - _columns(conn, "moves")
-            }
-            if missing:
-                raise self._refuse(
-                    f"is not a dice-arena records file of version 2 (it lacks {', '.join(sorted(missing))})"
-                )
             # a write, so that a file this process may read but not write is refused now, not at the first move
             conn.execute("UPDATE meta SET value = value WHERE key = 'schema'")
 
@@ -266,8 +355,9 @@ class Records:
             conn.close()
 
     # --- writing -----------------------------------------------------------------------
-    def create(self, web) -> None:
-        """The row of a new ``play.web.table.WebGame`` (one transaction)."""
+    def create(self, web, request_id: Optional[str] = None, request_hash: Optional[str] = None) -> None:
+        """The row of a new ``play.web.table.WebGame`` (one transaction); :class:`DuplicateRequest`
+        (and nothing stored) when ``request_id`` already made a game."""
         row = {
             "id": web.id,
             "player": web.player,
@@ -279,12 +369,22 @@ class Records:
             "options": json.dumps(web.options, sort_keys=True),
             "seed": web.seed,
             "started": web.started,
+            "request_id": request_id,
+            "request_hash": request_hash,
             **_progress(web),
         }
         with self.transaction() as conn:
+            if request_id is not None:
+                _check_request(conn, "games", request_id, request_hash)
             conn.execute(
                 f"INSERT INTO games ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values())
             )
+
+    def game_for_request(self, request_id: str) -> Optional[tuple[str, bool]]:
+        """(the game's id, its request's hash) of the game ``request_id`` made, or None."""
+        with self.reading() as conn:
+            row = conn.execute("SELECT id, request_hash FROM games WHERE request_id = ?", (request_id,)).fetchone()
+        return None if row is None else (row["id"], row["request_hash"])
 
     def save_move(self, web, turn: int) -> None:
         """Store the person's move number ``turn`` (the last of ``web.moves``) and the game's
@@ -372,6 +472,150 @@ class Records:
             "unfinished": playing,
         }
 
+    # --- shared tables -----------------------------------------------------------------
+    def create_table(self, table, seats: list[dict], request_id: Optional[str], request_hash: Optional[str]) -> None:
+        """The rows of a new ``play.web.shared.SharedTable`` and its seats (``{"seat", "token_hash",
+        "creator", "name"}``), in one transaction; :class:`DuplicateRequest` (nothing stored)
+        when ``request_id`` already made a table."""
+        now = time.time()
+        row = {
+            "id": table.id,
+            "game": table.spec.name,
+            "players": table.n_players,
+            "kinds": json.dumps(table.created_kinds),
+            "options": json.dumps(table.options, sort_keys=True),
+            "seed": table.seed,
+            "started": table.started,
+            "n_moves": 0,
+            "version": 1,
+            "moved": now,
+            "request_id": request_id,
+            "request_hash": request_hash,
+            **_table_progress(table),
+        }
+        with self.transaction() as conn:
+            if request_id is not None:
+                _check_request(conn, "tables", request_id, request_hash)
+            conn.execute(
+                f"INSERT INTO tables ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values())
+            )
+            conn.executemany(
+                "INSERT INTO seats (table_id, seat, token_hash, creator, name, joined) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (table.id, s["seat"], s["token_hash"], int(s["creator"]), s["name"], now if s["name"] else None)
+                    for s in seats
+                ],
+            )
+
+    def table_for_request(self, request_id: str) -> Optional[tuple[str, Optional[str]]]:
+        """(the table's id, its request's hash) of the table ``request_id`` made, or None."""
+        with self.reading() as conn:
+            row = conn.execute("SELECT id, request_hash FROM tables WHERE request_id = ?", (request_id,)).fetchone()
+        return None if row is None else (row["id"], row["request_hash"])
+
+    def save_table_move(self, table, turn: int) -> None:
+        """Store entry ``turn`` of the table (a person's move, or a seat given to a bot) and the
+        table's progress, in one transaction that checks the stored table has exactly ``turn``
+        entries and is still being played; :class:`MoveConflict` (nothing stored) when not."""
+        entry = table.entries[turn]
+        progress = _table_progress(table)
+        now = time.time()
+        with self.transaction() as conn:
+            row = conn.execute("SELECT status, n_moves FROM tables WHERE id = ?", (table.id,)).fetchone()
+            if row is None:
+                raise MoveConflict("the table is no longer in the records")
+            stored = conn.execute("SELECT COUNT(*) FROM table_moves WHERE table_id = ?", (table.id,)).fetchone()[0]
+            if row["status"] != "playing":
+                raise MoveConflict("another page or server played it to the end first")
+            if stored != turn:
+                raise MoveConflict(
+                    f"another page or server played move {turn} first"
+                    if stored > turn
+                    else f"the records hold only {stored} of its moves"
+                )
+            try:
+                conn.execute(
+                    "INSERT INTO table_moves (table_id, turn, seat, action, bot, played) VALUES (?, ?, ?, ?, ?, ?)",
+                    (table.id, turn, entry["seat"], entry.get("action"), entry.get("bot"), now),
+                )
+            except sqlite3.IntegrityError:
+                raise MoveConflict(f"another page or server played move {turn} first") from None
+            sets = ", ".join(f"{c} = ?" for c in progress)
+            conn.execute(
+                f"UPDATE tables SET {sets}, n_moves = ?, version = version + 1, moved = ? WHERE id = ?",
+                (*progress.values(), turn + 1, now, table.id),
+            )
+
+    def take_seat(self, table_id: str, seat: int, name: str) -> None:
+        """A person takes (or takes again) their seat under ``name``; the table's version moves on."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE seats SET name = ?, joined = COALESCE(joined, ?) WHERE table_id = ? AND seat = ?",
+                (name, time.time(), table_id, seat),
+            )
+            conn.execute("UPDATE tables SET version = version + 1 WHERE id = ?", (table_id,))
+
+    def seat_of_token(self, table_id: str, token_hash: str) -> Optional[dict]:
+        """The seat row (``seat``, ``creator``, ``name``) whose token has this hash at this table, or None."""
+        with self.reading() as conn:
+            row = conn.execute(
+                "SELECT seat, creator, name FROM seats WHERE table_id = ? AND token_hash = ?", (table_id, token_hash)
+            ).fetchone()
+        return None if row is None else dict(row)
+
+    def table_seats(self, table_id: str) -> list[dict]:
+        """The table's seats: ``seat``, ``creator``, ``name`` (never a token's hash)."""
+        with self.reading() as conn:
+            rows = conn.execute(
+                "SELECT seat, creator, name FROM seats WHERE table_id = ? ORDER BY seat", (table_id,)
+            ).fetchall()
+        return [dict(r) for r in rows]
+
+    def table_version(self, table_id: str) -> Optional[dict]:
+        """The table's ``version``, ``n_moves``, ``n_events``, ``status`` and ``moved`` (one row), or None."""
+        with self.reading() as conn:
+            row = conn.execute(
+                "SELECT version, n_moves, n_events, status, moved FROM tables WHERE id = ?", (table_id,)
+            ).fetchone()
+        return None if row is None else dict(row)
+
+    def get_table(self, table_id: str) -> Optional[dict]:
+        """A table's record (None: no such table): its row, its seats (names, never a token's
+        hash) and its entries in order; :class:`DamagedGame` when a value cannot be read."""
+        with self.reading() as conn:
+            row = conn.execute("SELECT * FROM tables WHERE id = ?", (table_id,)).fetchone()
+            if row is None:
+                return None
+            seats = conn.execute(
+                "SELECT seat, creator, name FROM seats WHERE table_id = ? ORDER BY seat", (table_id,)
+            ).fetchall()
+            entries = conn.execute(
+                "SELECT turn, seat, action, bot FROM table_moves WHERE table_id = ? ORDER BY turn", (table_id,)
+            ).fetchall()
+        record = dict(row)
+        record.pop("request_id", None)
+        record.pop("request_hash", None)
+        for key in ("kinds", "options", "actions", "dice", "seats_drawn"):
+            record[key] = _json(table_id, key, record[key])
+        if record["events"] is not None:
+            record["events"] = _json(table_id, "events", record["events"])
+        record["seats"] = [dict(s) for s in seats]
+        out = []
+        for number, e in enumerate(entries):
+            if e["turn"] != number or not _is_int(e["seat"]):
+                raise DamagedGame(table_id, f"its moves skip move {number}")
+            if e["action"] is not None and not _is_int(e["action"]):
+                raise DamagedGame(table_id, f"its move {number} is not a whole number")
+            if e["action"] is None and not isinstance(e["bot"], str):
+                raise DamagedGame(table_id, f"its move {number} is neither a move nor a bot")
+            out.append(
+                {"seat": e["seat"], "action": e["action"]}
+                if e["action"] is not None
+                else {"seat": e["seat"], "bot": e["bot"]}
+            )
+        record["entries"] = out
+        return record
+
 
 # --------------------------------------------------------------------------- rows
 
@@ -393,6 +637,22 @@ def _progress(web) -> dict:
         "n_events": len(web.steps),
         "events": json.dumps([s["event"] for s in web.steps]) if over else None,
         "outcome": web.session.outcome() if over else None,
+        "loser": getattr(game, "loser", None),
+    }
+
+
+def _table_progress(table) -> dict:
+    """The columns of a table's row that change as it is played."""
+    game = table.game
+    over = game.is_over
+    return {
+        "status": "over" if over else "playing",
+        "finished": time.time() if over else None,
+        "actions": json.dumps(table.actions),
+        "dice": json.dumps(table.dice.dice),
+        "seats_drawn": json.dumps(table.dice.seats),
+        "n_events": len(table.steps),
+        "events": json.dumps([s["event"] for s in table.steps]) if over else None,
         "loser": getattr(game, "loser", None),
     }
 
@@ -445,6 +705,8 @@ def _decode(game_id: str, row: sqlite3.Row, move_rows: list) -> dict:
     if record.get("legacy_moves") is not None:
         raise DamagedGame(game_id, "its moves (from a version-1 file) could not be read when the file was migrated")
     record.pop("legacy_moves", None)
+    record.pop("request_id", None)
+    record.pop("request_hash", None)
     for key in ("player", "game", "status"):
         need(isinstance(record[key], str), f"its {key} is not text")
     record["opponents"] = _plain(row)["opponents"]  # shown only: derived from the bots when written
@@ -529,7 +791,25 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
             [(row["id"], turn, action, snapshot, played) for turn, (action, snapshot) in enumerate(rows)],
         )
     conn.execute("DROP TABLE games_v1")
+    conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
+
+
+# --------------------------------------------------------------------------- version 2
+
+
+def _migrate_v2(conn: sqlite3.Connection) -> None:
+    """Version 2 to 3 inside the caller's transaction: request ids on the games, and the
+    shared tables' rows (``tables``, ``seats``, ``table_moves``); every game is kept as it is."""
+    for statement in V3_STATEMENTS:
+        conn.execute(statement)
     conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
+
+
+def _check_request(conn: sqlite3.Connection, table: str, request_id: str, request_hash: Optional[str]) -> None:
+    """:class:`DuplicateRequest` when ``request_id`` already made a row of ``table`` (games or tables)."""
+    row = conn.execute(f"SELECT id, request_hash FROM {table} WHERE request_id = ?", (request_id,)).fetchone()
+    if row is not None:  # table: "games" or "tables", never a client's
+        raise DuplicateRequest(row["id"], row["request_hash"] == request_hash)
 
 
 def replay_actions(record: dict) -> list[dict[str, Any]]:

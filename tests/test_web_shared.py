@@ -1,0 +1,404 @@
+"""Shared tables (``play.web.shared``): several people, each with their seat's token, and bots
+at one game; spectators; the records as the truth (a restart, a second server, the event
+stream); who may move a seat; request ids; rate limits; and one browser test where two
+Chromium pages play a table and a third watches."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import threading
+import time
+import warnings
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the web extra is not installed (pip install -e '.[web]')")
+pytest.importorskip("httpx", reason="FastAPI's TestClient needs httpx")
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+from play.web.app import create_app  # noqa: E402
+from play.web.records import SCHEMA_VERSION  # noqa: E402
+from play.web.shared import Limits  # noqa: E402
+
+THREE = {"game": "420", "seats": ["person", "person", "optimal"], "seat": 0, "player": "ada", "seed": 5}
+
+
+@pytest.fixture
+def db(tmp_path):
+    return tmp_path / "records.sqlite3"
+
+
+def client_for(db, **limits) -> TestClient:
+    return TestClient(create_app(db, limits=Limits(**limits)), raise_server_exceptions=False)
+
+
+def ok(response, status: int = 200) -> dict:
+    assert response.status_code == status, (response.status_code, response.text)
+    return response.json()
+
+
+def refused(response, status: int, *words: str) -> str:
+    assert response.status_code == status, (response.status_code, response.text)
+    assert response.headers["content-type"].startswith("application/json")
+    message = response.json()["error"]
+    for word in words:
+        assert word in message, (word, message)
+    return message
+
+
+def auth(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def make_table(client, **body) -> dict:
+    made = ok(client.post("/api/tables", json={**THREE, **body}), 201)
+    made["tokens"] = {made["seat"]: made["token"], **{i["seat"]: i["token"] for i in made["invites"]}}
+    return made
+
+
+def query(db, sql: str, *args):
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql, args).fetchall()
+
+
+def state(client, tid: str, token=None) -> dict:
+    return ok(client.get(f"/api/tables/{tid}", headers=auth(token) if token else {}))["state"]
+
+
+def play_one(client, tid: str, tokens: dict, rng: random.Random, seen: list) -> dict:
+    """The seat to move plays a random legal move with its own token; returns the new state."""
+    public = state(client, tid)
+    seat = public["to_move"]
+    mine = ok(client.get(f"/api/tables/{tid}", headers=auth(tokens[seat])))
+    seen.append(json.dumps(mine))
+    assert mine["state"]["waiting"] and mine["state"]["seat"] == seat
+    action = rng.choice(mine["state"]["legal"])["action"]
+    body = {"action": action, "turn": mine["state"]["turn"]}
+    reply = ok(client.post(f"/api/tables/{tid}/moves", json=body, headers=auth(tokens[seat])))
+    seen.append(json.dumps(reply))
+    return reply["state"]
+
+
+def public_part(st: dict) -> dict:
+    """What every viewer of the table sees alike."""
+    keep = ("table", "to_move", "turn", "over", "result", "loser", "seed", "events", "waiting_for")
+    return {k: st[k] for k in keep} | {"seats": [{**s, "you": None} for s in st["seats"]]}
+
+
+# ----------------------------------------------------------------------------- playing
+
+
+def test_two_people_and_a_bot_play_420_to_the_end_and_a_spectator_sees_the_same_table(db):
+    client = client_for(db)
+    made = make_table(client)
+    tid, tokens = made["id"], made["tokens"]
+    assert made["seat"] == 0 and set(tokens) == {0, 1}
+    assert made["spectator"] == f"/#table={tid}" and made["link"].endswith(tokens[0])
+    assert [i["link"] for i in made["invites"]] == [f"/#table={tid}&seat={tokens[1]}"]
+    assert [s["kind"] for s in made["state"]["seats"]] == ["person", "person", "bot"]
+    seen: list[str] = []  # every response but the creation: no token in any of them
+
+    joined = ok(client.post(f"/api/tables/{tid}/join", json={"name": "bob"}, headers=auth(tokens[1])))
+    seen.append(json.dumps(joined))
+    assert joined["state"]["seat"] == 1 and joined["state"]["seats"][1]["player"] == "bob"
+    watcher = ok(client.get(f"/api/tables/{tid}"))
+    seen.append(json.dumps(watcher))
+    assert watcher["state"]["seat"] is None and not watcher["state"]["waiting"] and watcher["state"]["legal"] == []
+    assert [s["player"] for s in watcher["state"]["seats"]] == ["ada", "bob", None]
+
+    rng = random.Random(1)
+    moved_by = set()
+    for _ in range(300):
+        public = state(client, tid)
+        if public["over"]:
+            break
+        assert public["waiting_for"] in ("ada", "bob")
+        moved_by.add(public["to_move"])
+        play_one(client, tid, tokens, rng, seen)
+    final = ok(client.get(f"/api/tables/{tid}"))
+    seen.append(json.dumps(final))
+    assert final["state"]["over"] and final["state"]["result"]
+    assert moved_by == {0, 1}
+    assert query(db, "SELECT status FROM tables WHERE id = ?", tid) == [("over",)]
+    n = query(db, "SELECT n_moves FROM tables")[0][0]
+    assert query(db, "SELECT COUNT(*), MIN(turn), MAX(turn) FROM table_moves") == [(n, 0, n - 1)]
+    for token in tokens.values():  # each player sees the spectator's final table
+        mine = ok(client.get(f"/api/tables/{tid}", headers=auth(token)))
+        seen.append(json.dumps(mine))
+        assert public_part(mine["state"]) == public_part(final["state"])
+        assert mine["state"]["log"] == final["state"]["log"]
+    events = ok(client.get(f"/api/tables/{tid}", params={"since": 0}))
+    seen.append(json.dumps(events))
+    assert len(events["steps"]) == final["state"]["events"]
+
+    text = "\n".join(seen)
+    for token in tokens.values():
+        assert token not in text
+    # the records hold only the tokens' hashes
+    hashes = [h for (h,) in query(db, "SELECT token_hash FROM seats WHERE token_hash IS NOT NULL")]
+    assert len(hashes) == 2 and all(len(h) == 64 for h in hashes)
+    dump = "\n".join(sqlite3.connect(db).iterdump())
+    assert not any(token in dump for token in tokens.values())
+
+
+def test_only_the_seats_owner_moves_it(db):
+    client = client_for(db)
+    made = make_table(client)
+    other = make_table(client, seed=6)
+    tid, tokens = made["id"], made["tokens"]
+    assert state(client, tid)["to_move"] == 0
+    mine = state(client, tid, tokens[0])
+    move = {"action": mine["legal"][0]["action"], "turn": mine["turn"]}
+
+    def unchanged():
+        assert query(db, "SELECT COUNT(*) FROM table_moves WHERE table_id = ?", tid) == [(0,)]
+        assert state(client, tid, tokens[0]) == mine
+
+    url = f"/api/tables/{tid}/moves"
+    refused(client.post(url, json=move, headers=auth(tokens[1])), 409, "not your turn")  # another seat's
+    unchanged()
+    refused(client.post(url, json=move), 401, "token")  # a spectator
+    unchanged()
+    refused(client.post(url, json=move, headers=auth("A" * 32)), 403)  # made up
+    refused(client.post(url, json=move, headers=auth("<script>")), 403)
+    refused(client.post(url, json=move, headers=auth(other["tokens"][0])), 403)  # another table's
+    refused(client.post(url, json={**move, "token": "B" * 32}), 403)
+    refused(client.post(url, json={"action": move["action"]}, headers=auth(tokens[0])), 422, "turn")
+    unchanged()
+
+    ok(client.post(url, json=move, headers=auth(tokens[0])))
+    after = state(client, tid)
+    count = query(db, "SELECT COUNT(*) FROM table_moves")[0][0]
+    assert count == 1
+    again = client.post(url, json=move, headers=auth(tokens[0]))  # the old move sent again
+    assert again.status_code in (409, 422) and "error" in again.json()
+    assert query(db, "SELECT COUNT(*) FROM table_moves")[0][0] == count and state(client, tid) == after
+    # the token in a JSON field works as the header does
+    seat = after["to_move"]
+    if seat in tokens:
+        st = state(client, tid, tokens[seat])
+        ok(client.post(url, json={"action": st["legal"][0]["action"], "turn": st["turn"], "token": tokens[seat]}))
+
+
+def test_a_restart_mid_game_loses_nothing_and_the_game_plays_on(db):
+    client = client_for(db)
+    made = make_table(client)
+    tid, tokens = made["id"], made["tokens"]
+    rng, seen = random.Random(3), []
+    for _ in range(4):
+        play_one(client, tid, tokens, rng, seen)
+    before = {s: state(client, tid, t) for s, t in tokens.items()} | {None: state(client, tid)}
+
+    restarted = client_for(db)  # a new server on the same file: nothing in memory
+    for s, t in tokens.items():
+        assert state(restarted, tid, t) == before[s]
+    assert state(restarted, tid) == before[None]
+    for _ in range(300):
+        if state(restarted, tid)["over"]:
+            break
+        play_one(restarted, tid, tokens, rng, seen)
+    assert state(restarted, tid)["over"]
+    assert state(client, tid) == state(restarted, tid)  # the first server catches up from the records
+
+
+def test_the_creator_may_give_an_idle_seat_to_a_bot_after_the_timeout(db):
+    client = client_for(db, seat_timeout=0.3)
+    made = make_table(client, seats=["person", "person", "person"], seat=0)
+    tid, tokens = made["id"], made["tokens"]
+    idle = state(client, tid)["to_move"]
+    assert idle != 0  # the dice drew another seat to start (seed 5)
+    other = 3 - idle  # the third person: neither the creator nor the one to move
+    url = f"/api/tables/{tid}/seats/{idle}/bot"
+    refused(client.post(url, json={}, headers=auth(tokens[0])), 409, "after 0.3 s")  # too soon
+    refused(client.post(url, json={}, headers=auth(tokens[other])), 403, "creator")
+    refused(client.post(url, json={}), 401)
+    refused(client.post(f"/api/tables/{tid}/seats/{other}/bot", json={}, headers=auth(tokens[0])), 409, "to move")
+    time.sleep(0.35)
+    refused(client.post(url, json={"bot": "../../etc/passwd"}, headers=auth(tokens[0])), 422, "unknown bot")
+    reply = ok(client.post(url, json={"bot": "greedy"}, headers=auth(tokens[0])))
+    seats = reply["state"]["seats"]
+    assert seats[idle]["kind"] == "bot" and seats[idle]["bot"] == "greedy" and reply["state"]["to_move"] != idle
+    assert query(db, "SELECT seat, action, bot FROM table_moves") == [(idle, None, "greedy")]
+    # the seat's link no longer moves it or takes it; a restart gives the seat to the bot at the same point
+    refused(client.post(f"/api/tables/{tid}/join", json={"name": "zed"}, headers=auth(tokens[idle])), 403, "bot")
+    assert state(client_for(db), tid, tokens[0]) == state(client, tid, tokens[0])
+
+
+# ----------------------------------------------------------------------------- requests
+
+
+def test_a_request_sent_twice_makes_one_table_and_one_game(db):
+    client = client_for(db)
+    first = make_table(client, request_id="click-0001")
+    second = make_table(client, request_id="click-0001")
+    assert second["id"] == first["id"] and second["tokens"] == first["tokens"]
+    assert query(db, "SELECT COUNT(*) FROM tables") == [(1,)]
+    refused(client.post("/api/tables", json={**THREE, "seed": 9, "request_id": "click-0001"}), 409, "another")
+    # another server (or after a restart): the same table, but its tokens were only in the first answer
+    message = refused(client_for(db).post("/api/tables", json={**THREE, "request_id": "click-0001"}), 409)
+    assert first["id"] in message and first["token"] not in message
+    assert query(db, "SELECT COUNT(*) FROM tables") == [(1,)]
+    refused(client.post("/api/tables", json={**THREE, "request_id": "x"}), 422)
+
+    body = {"game": "420", "players": 2, "bots": "optimal", "seat": 0, "seed": 4, "request_id": "start-0001"}
+    a = ok(client.post("/api/games", json=body), 201)
+    b = ok(client.post("/api/games", json=body), 201)
+    c = ok(client_for(db).post("/api/games", json=body), 201)
+    assert a["id"] == b["id"] == c["id"] and a["state"] == b["state"]
+    assert query(db, "SELECT COUNT(*) FROM games") == [(1,)]
+    refused(client.post("/api/games", json={**body, "seed": 5}), 409, "another game")
+
+
+def test_table_creation_and_moves_are_rate_limited_per_address(db):
+    client = client_for(db, create_burst=2, create_per_minute=0.01, move_burst=3, move_per_minute=0.01)
+    made = make_table(client)
+    make_table(client)
+    response = client.post("/api/tables", json=THREE)
+    refused(response, 429, "too many tables")
+    assert int(response.headers["Retry-After"]) >= 1
+    assert query(db, "SELECT COUNT(*) FROM tables") == [(2,)]
+    tid, tokens = made["id"], made["tokens"]
+    for _ in range(3):
+        client.post(f"/api/tables/{tid}/join", json={"name": "bob"}, headers=auth(tokens[1]))
+    st = state(client, tid, tokens[0])
+    body = {"action": st["legal"][0]["action"], "turn": st["turn"]}
+    response = client.post(f"/api/tables/{tid}/moves", json=body, headers=auth(tokens[0]))
+    refused(response, 429, "too many moves")
+    assert query(db, "SELECT COUNT(*) FROM table_moves") == [(0,)]
+
+
+def test_a_bad_table_is_refused(db):
+    client = client_for(db)
+    refused(client.post("/api/tables", json={**THREE, "seats": ["person", "person", "/tmp/x.pt"]}), 422, "unknown bot")
+    refused(client.post("/api/tables", json={**THREE, "seat": 2}), 422, "person")
+    refused(client.post("/api/tables", json={**THREE, "players": 2}), 422, "seats")
+    refused(client.post("/api/tables", json={**THREE, "player": "<b>x</b>"}), 422, "name")
+    refused(client.get("/api/tables/nope"), 404)
+    refused(client.get("/api/tables/" + "A" * 16), 404)
+    refused(client.get("/api/tables/" + "A" * 16 + "/events"), 404)
+    assert query(db, "SELECT COUNT(*) FROM tables") == [(0,)]
+
+
+def test_a_version_2_file_is_migrated_to_3_keeping_its_games(db):
+    client = client_for(db)
+    game = ok(client.post("/api/games", json={"game": "420", "players": 2, "bots": "optimal", "seed": 8}), 201)
+    before = ok(client.get(f"/api/games/{game['id']}"))
+    with sqlite3.connect(db) as conn:  # back to version 2
+        for name in ("table_moves", "seats", "tables"):
+            conn.execute(f"DROP TABLE {name}")
+        conn.execute("DROP INDEX games_by_request")
+        conn.execute("ALTER TABLE games DROP COLUMN request_id")
+        conn.execute("ALTER TABLE games DROP COLUMN request_hash")
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
+    migrated = client_for(db)
+    assert query(db, "SELECT value FROM meta WHERE key = 'schema'") == [(str(SCHEMA_VERSION),)] == [("3",)]
+    assert ok(migrated.get(f"/api/games/{game['id']}")) == before
+    make_table(migrated)
+
+
+# ----------------------------------------------------------------------------- the event stream
+
+
+@pytest.fixture
+def served(db):
+    """A real server (uvicorn in a thread) on the records file: (its URL, its app)."""
+    import socket
+
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    app = create_app(db, limits=Limits(poll=0.05, stream_seconds=20))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = server.force_exit = True  # the event streams still open are cut, not waited for
+    thread.join(5)
+
+
+def read_events(url: str, headers: dict, out: list, stop: threading.Event) -> None:
+    import httpx
+
+    try:
+        with httpx.stream("GET", url, headers=headers, timeout=10) as response:
+            out.append(("status", response.status_code, response.headers.get("content-type")))
+            event: dict = {}
+            for line in response.iter_lines():
+                if line.startswith("id: "):
+                    event["id"] = int(line[4:])
+                elif line.startswith("data: "):
+                    event["data"] = json.loads(line[6:])
+                elif line == "" and "data" in event:
+                    out.append(event)
+                    event = {}
+                if stop.is_set():
+                    return
+    except httpx.HTTPError:  # the server stopped at the end of the test
+        return
+
+
+def test_the_event_stream_delivers_a_move_made_through_another_server(db, served):
+    other = client_for(db)  # another server process on the same file
+    made = make_table(other)
+    tid, tokens = made["id"], made["tokens"]
+    url = f"{served}/api/tables/{tid}/events"
+    got: list = []
+    stop = threading.Event()
+    reader = threading.Thread(target=read_events, args=(url, {}, got, stop), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 5
+    while len(got) < 2:
+        assert time.monotonic() < deadline, got
+        time.sleep(0.02)
+    assert got[0] == ("status", 200, "text/event-stream; charset=utf-8")
+    first = got[1]
+    assert first["data"]["turn"] == 0 and not first["data"]["over"]
+
+    st = state(other, tid, tokens[0])
+    moved = time.monotonic()
+    ok(
+        other.post(
+            f"/api/tables/{tid}/moves", json={"action": st["legal"][0]["action"], "turn": 0}, headers=auth(tokens[0])
+        )
+    )
+    while len(got) < 3:
+        assert time.monotonic() - moved < 1.5, "the move did not reach the stream within a second"
+        time.sleep(0.01)
+    assert got[2]["data"]["turn"] == 1 and got[2]["id"] > first["id"]
+    stop.set()
+
+    # a client that reconnects with Last-Event-ID hears only what is new to it
+    resumed: list = []
+    stop2 = threading.Event()
+    again = threading.Thread(
+        target=read_events, args=(url, {"Last-Event-ID": str(got[2]["id"])}, resumed, stop2), daemon=True
+    )
+    again.start()
+    time.sleep(0.4)
+    assert resumed == [("status", 200, "text/event-stream; charset=utf-8")]
+    seat = state(other, tid)["to_move"]
+    st = state(other, tid, tokens[seat])
+    ok(
+        other.post(
+            f"/api/tables/{tid}/moves",
+            json={"action": st["legal"][0]["action"], "turn": st["turn"]},
+            headers=auth(tokens[seat]),
+        )
+    )
+    deadline = time.monotonic() + 1.5
+    while len(resumed) < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert resumed[1]["data"]["turn"] == 2
+    stop2.set()
