@@ -5,12 +5,15 @@ Chromium pages play a table and a third watches."""
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import random
 import sqlite3
 import threading
 import time
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -402,3 +405,119 @@ def test_the_event_stream_delivers_a_move_made_through_another_server(db, served
         time.sleep(0.01)
     assert resumed[1]["data"]["turn"] == 2
     stop2.set()
+
+
+# ----------------------------------------------------------------------------- in the browser
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_two_people_play_a_shared_420_table_in_two_browsers_and_a_third_watches(db, served, tmp_path):
+    """Three Chromium processes (separate profiles, so separate storage): the creator makes a
+    table of two people and a bot, the friend opens the invite link and takes the seat, a
+    spectator opens the watch link; each page follows the moves through the event stream.
+    ``DICE_ARENA_SHARED_SCREENSHOTS=folder`` keeps desktop and phone screenshots of the
+    creator's page in the middle of the game (``web-shared.png``, ``web-shared-phone.png``)."""
+    browser_test = pytest.importorskip("test_web_browser", reason="tests/test_web_browser.py drives Chromium")
+    if browser_test.CHROMIUM is None:
+        pytest.skip("no chromium binary (Debian: apt-get install chromium)")
+    pages = []
+    try:
+        for name in ("ada", "bob", "eve"):
+            profile = tmp_path / f"chromium-{name}"
+            profile.mkdir()
+            pages.append(browser_test.Browser(profile))
+        ada, bob, eve = pages
+        ready = "document.body && document.body.dataset.ready === '1'"
+        ada.send("Page.navigate", url=f"{served}/?delay=0")
+        ada.wait(ready)
+        ada.js("document.getElementById('player').value = 'Ada'")
+        ada.click('#play-mode button[data-play="friends"]')
+        ada.click('#game-choice button[data-game="420"]')
+        ada.select("#players", "3")
+        ada.select("#seat", "0")
+        ada.select('#seat-kinds select[data-seat="2"]', "optimal")
+        ada.js("document.getElementById('seed').value = '11'")
+        assert ada.js("document.getElementById('start').textContent") == "Create the table"
+        ada.click("#start")
+        ada.click("#start")  # a double click makes one table
+        ada.wait("!document.getElementById('invites-card').classList.contains('hidden') && state && !busy")
+        invite = ada.js("document.querySelector('#invites li[data-seat=\"1\"] input').value")
+        watch = ada.js("document.querySelector('#spectator-link input').value")
+        assert "#table=" in invite and "&seat=" in invite and "&seat=" not in watch
+        assert query(db, "SELECT COUNT(*) FROM tables") == [(1,)]
+
+        bob.send("Page.navigate", url=invite)
+        bob.wait(ready)
+        bob.wait("!document.getElementById('join').classList.contains('hidden')")
+        assert "Ada invites you" in bob.js("document.getElementById('join-text').textContent")
+        bob.js("document.getElementById('join-name').value = 'Bob'")
+        bob.click("#join-button")
+        bob.wait("!document.getElementById('game').classList.contains('hidden') && state && state.seat === 1")
+        eve.send("Page.navigate", url=watch)
+        eve.wait(ready)
+        eve.wait("!document.getElementById('game').classList.contains('hidden') && state && state.seat === null")
+        assert "watching" in eve.js("document.getElementById('game-name').textContent")
+        ada.wait("state.seats[1].player === 'Bob'")  # Bob's taking his seat reached Ada's page live
+
+        players = {0: ada, 1: bob}
+        shots = os.environ.get("DICE_ARENA_SHARED_SCREENSHOTS")
+        moves = 0
+        while not ada.js("state.over"):
+            ada.wait("state && !busy && !refreshing")
+            seat = ada.js("state.over ? null : state.to_move")
+            if seat is None:
+                break
+            page, other = players[seat], players[1 - seat]
+            page.wait(
+                "state && !busy && (state.over || (state.waiting && "
+                "!document.getElementById('turn').classList.contains('hidden')))",
+                timeout=10,
+            )
+            turn = page.js("state.turn")
+            other.wait(f"state.turn === {turn} && !busy")
+            waiting = other.js("document.getElementById('table-status-text').textContent")
+            assert waiting == f"Waiting for {'Ada' if seat == 0 else 'Bob'}…", waiting
+            assert page.js("document.getElementById('table-status-text').textContent") == "Your turn."
+            if shots and moves >= 3 and seat == 1:
+                _screenshots(ada, Path(shots))
+                shots = None
+            page.click("#legal .chip-move")
+            page.click("#roll")
+            for each in pages:  # every page hears of the move through its event stream
+                each.wait(f"!busy && (state.turn > {turn} || state.over)", timeout=10)
+            moves += 1
+            assert moves < 200
+
+        final = "!busy && state && state.over && !document.getElementById('result').classList.contains('hidden')"
+        table = "[...document.querySelectorAll('#table svg.die')].map((d) => d.dataset.value).join()"
+        for page in pages:
+            page.wait(final, timeout=10)
+        assert moves > 2
+        results = [page.js("state.result") for page in pages]
+        assert results[0] and results[0] == results[1] == results[2]
+        assert ada.js(table) == bob.js(table) == eve.js(table)
+        logs = [page.js("[...document.querySelectorAll('#log li')].map((e) => e.textContent)") for page in pages]
+        assert logs[0] == logs[1] == logs[2] and len(logs[0]) > 5
+        assert "Game over." in eve.js("document.getElementById('result').textContent")
+        assert any(w in ada.js("document.getElementById('result').textContent") for w in ("You win!", "You lose."))
+        for page in pages:
+            assert not page.errors, page.errors
+    finally:
+        for page in pages:
+            page.close()
+
+
+def _screenshots(page, folder: Path) -> None:
+    """The page at desktop (1280x800) and phone (390x844) widths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    page.send("Emulation.setDeviceMetricsOverride", width=1280, height=800, deviceScaleFactor=1, mobile=False)
+    time.sleep(0.3)
+    data = page.send("Page.captureScreenshot", format="png")["data"]
+    (folder / "web-shared.png").write_bytes(base64.b64decode(data))
+    page.send("Emulation.setDeviceMetricsOverride", width=390, height=844, deviceScaleFactor=2, mobile=True)
+    time.sleep(0.3)
+    data = page.send("Page.captureScreenshot", format="png", captureBeyondViewport=True)["data"]
+    (folder / "web-shared-phone.png").write_bytes(base64.b64decode(data))
+    page.send("Emulation.setDeviceMetricsOverride", width=1280, height=1000, deviceScaleFactor=1, mobile=False)

@@ -19,6 +19,11 @@ let busy = false;       // a move is on its way or being revealed
 let skipping = false;
 let coachOn = false;
 let coachData = null;
+let shared = null;      // at a shared table: { id, token (null for a spectator) }
+let events = null;      // the table's EventSource
+let refreshing = false; // a table refresh is on its way
+let again = false;      // another change came meanwhile
+let requestId = null;   // the table being made: the same id when the button is clicked twice
 
 // ------------------------------------------------------------------ helpers
 function el(tag, attrs = {}, ...children) {
@@ -85,8 +90,9 @@ const pp = (x) => (x < 0.005 ? "0" : x.toFixed(2)) + " pp";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const key = (dice) => [...dice].sort((a, b) => b - a).join("-");
 
-async function api(method, path, body) {
+async function api(method, path, body, token) {
   const opts = { method, headers: {} };
+  if (token) opts.headers["Authorization"] = "Bearer " + token; // a seat's token, never in a URL sent to the server
   if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
@@ -115,7 +121,7 @@ function renderSetup() {
   const seg = $("game-choice");
   seg.replaceChildren(...SETUP.games.map((g) => el("button", {
     class: g.name === choice.game ? "on" : "", role: "radio", "aria-checked": String(g.name === choice.game),
-    "data-game": g.name, onclick: () => { choice = { game: g.name }; renderSetup(); },
+    "data-game": g.name, onclick: () => { choice = { game: g.name, play: choice.play }; renderSetup(); },
   }, g.name)));
   $("game-title").textContent = spec.title;
   const players = $("players");
@@ -128,6 +134,31 @@ function renderSetup() {
     ...table.seats.map((name, i) => el("option", { value: String(i) }, `${name}${i === 0 ? " (moves first)" : ""}`)));
   seat.value = String(seatValue) in table.seats ? String(seatValue) : "random";
   if (!(Number(seat.value) < n)) seat.value = "random";
+  const friends = choice.play === "friends";
+  for (const b of $("play-mode").querySelectorAll("button")) {
+    b.classList.toggle("on", (b.dataset.play === "friends") === friends);
+    b.setAttribute("aria-checked", String((b.dataset.play === "friends") === friends));
+  }
+  $("bots").parentElement.classList.toggle("hidden", friends);
+  $("seats-row").classList.toggle("hidden", !friends);
+  $("friends-note").classList.toggle("hidden", !friends);
+  $("start").textContent = friends ? "Create the table" : "Start the game";
+  if (friends) {
+    seat.querySelector('option[value="random"]').remove();
+    if (seat.value === "random" || seat.value === "") seat.value = "0";
+    const mine = Number(seat.value);
+    choice.kinds = (choice.kinds || []).slice(0, n);
+    $("seat-kinds").replaceChildren(...table.seats.map((name, i) => {
+      if (i === mine) { choice.kinds[i] = "person"; return el("label", { class: "bot" }, el("span", { class: "muted" }, name), el("strong", {}, "you")); }
+      const current = choice.kinds[i] === "person" || table.bots.includes(choice.kinds[i]) ? choice.kinds[i] : "person";
+      choice.kinds[i] = current;
+      const sel = el("select", { "data-seat": i, "aria-label": `who plays ${name}`,
+        onchange: (e) => { choice.kinds[i] = e.target.value; requestId = null; } },
+        el("option", { value: "person", selected: current === "person" }, "a friend"),
+        ...table.bots.map((b) => el("option", { value: b, selected: b === current }, "bot: " + b)));
+      return el("label", { class: "bot" }, el("span", { class: "muted" }, name), sel);
+    }));
+  }
   // one select per other seat, clockwise from the person's
   const bots = $("bots");
   const me = seat.value === "random" ? null : Number(seat.value);
@@ -162,9 +193,18 @@ function readSetup() {
   return body;
 }
 
+function newRequestId() {
+  const bytes = new Uint8Array(12);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 async function startGame() {
   $("setup-error").textContent = "";
-  const res = await api("POST", "/api/games", readSetup());
+  if (choice.play === "friends") return createTable();
+  if (!requestId) requestId = newRequestId();
+  const res = await api("POST", "/api/games", { ...readSetup(), request_id: requestId });
+  requestId = null;
   if (!res.ok) { $("setup-error").textContent = res.data.error; return; }
   gameId = res.data.id;
   history.replaceState(null, "", "#" + gameId);
@@ -209,9 +249,10 @@ function seatCards(st, view) {
     const lost = t.lost || t.status === "loses";
     const classes = ["seat", s.you ? "you" : "", toMove ? "moving" : "", lost ? "lost" : "",
       won ? "won" : ""].join(" ");
+    const label = s.you ? "you" : st.shared && s.kind === "person" ? (s.player || "invited") : s.bot;
     const head = el("div", { class: "seat-head" },
       el("span", { class: "seat-name" }, s.name),
-      el("span", { class: "seat-label" }, s.you ? "you" : s.bot),
+      el("span", { class: "seat-label" + (st.shared && s.kind === "person" && !s.you ? " person" : "") }, label),
       view.kind === "421" && t.leader ? el("span", { class: "badge lead" }, "leads") : null);
     const body = el("div", { class: "seat-body" });
     if (!OWN_DRAWING.has(view.kind)) {
@@ -372,8 +413,13 @@ function metaText(st) {
   return meta.join(" · ");
 }
 
+function gameTitle(st) {
+  const where = st.seat === null || st.seat === undefined ? "watching" : `you are ${st.seats[st.seat].name}`;
+  return `${st.game} · ${st.players} players · ${st.shared ? "shared table · " : ""}${where}`;
+}
+
 function renderFrame(st, fresh, steps) {
-  $("game-name").textContent = `${st.game} · ${st.players} players · you are ${st.seats[st.seat].name}`;
+  $("game-name").textContent = gameTitle(st);
   $("game-meta").textContent = metaText(st);
   if (fresh) drawTable(st, blankView(st, steps));
   $("result").classList.add("hidden");
@@ -403,18 +449,44 @@ function render(st) {
   state = st;
   const view = viewOf(st);
   drawTable(st, view);
-  $("game-name").textContent = `${st.game} · ${st.players} players · you are ${st.seats[st.seat].name}`;
+  $("game-name").textContent = gameTitle(st);
   $("game-meta").textContent = metaText(st);
   const result = $("result");
-  if (st.over) {
+  if (st.over && st.shared && (st.seat === null || st.seat === undefined)) {
+    result.className = "result";
+    result.replaceChildren(el("strong", {}, "Game over."), el("span", {}, st.result));
+  } else if (st.over) {
     result.className = "result " + (st.outcome > 0 ? "win" : "lose");
     result.replaceChildren(el("strong", {}, st.outcome > 0 ? "You win!" : "You lose."), el("span", {}, st.result));
   } else {
     result.className = "result hidden";
   }
   drawTurn(st);
+  drawStatus(st);
   drawCoachCard(st);
-  if (st.over) loadRecords();
+  if (st.over && !st.shared) loadRecords();
+}
+
+// At a shared table: whose turn it is, or whom the table waits for.
+function drawStatus(st) {
+  const box = $("table-status");
+  const give = $("give-to-bot");
+  box.classList.toggle("hidden", !st.shared || st.over);
+  give.classList.add("hidden");
+  if (!st.shared || st.over) return;
+  box.classList.toggle("mine", !!st.waiting);
+  let text = "";
+  if (st.waiting) text = "Your turn.";
+  else if (st.waiting_for) text = `Waiting for ${st.waiting_for}…`;
+  else text = "The bots are playing…";
+  $("table-status-text").textContent = text;
+  if (st.creator && st.waiting_for && !st.waiting) {
+    const who = st.seats[st.to_move];
+    give.textContent = `Let a bot play for ${who.player || who.name}`;
+    give.dataset.seat = String(st.to_move);
+    give.title = "allowed once the seat has kept the table waiting a while";
+    give.classList.remove("hidden");
+  }
 }
 
 function setTurnEnabled(on) {
@@ -529,8 +601,15 @@ async function sendMove(body) {
   $("move-error").textContent = "";
   body.turn = state.turn;
   const before = viewOf(state);
-  const res = await api("POST", `/api/games/${gameId}/moves`, body);
+  const res = shared
+    ? await api("POST", `/api/tables/${shared.id}/moves`, body, shared.token)
+    : await api("POST", `/api/games/${gameId}/moves`, body);
   busy = false;
+  if (!res.ok && shared) {
+    await refreshTable();
+    $("move-error").textContent = res.data.error;
+    return;
+  }
   if (!res.ok) { // e.g. the move was refused, or played first from another page: show the game as it is
     const again = await api("GET", `/api/games/${gameId}`);
     if (again.ok) {
@@ -547,6 +626,7 @@ async function sendMove(body) {
   $("turn").classList.add("hidden");
   await reveal(res.data.steps, res.data.state, before);
   render(res.data.state);
+  if (shared) { if (again) refreshTable(); return; }
   if (coachOn || res.data.state.over) await loadCoach();
 }
 
@@ -683,6 +763,161 @@ async function loadRecords() {
     el("h3", {}, "Recent games"), recent);
 }
 
+// ------------------------------------------------------------------ shared tables
+function readTable() {
+  const body = readSetup();
+  const n = body.players;
+  return { game: body.game, players: n, seats: choice.kinds.slice(0, n), seat: body.seat ?? 0,
+    player: body.player, seed: body.seed, options: body.options };
+}
+
+async function createTable() {
+  if (!requestId) requestId = newRequestId(); // a second click sends the same request: one table
+  const res = await api("POST", "/api/tables", { ...readTable(), request_id: requestId });
+  if (!res.ok) { $("setup-error").textContent = res.data.error; return; }
+  requestId = null;
+  const data = res.data;
+  const invites = { invites: data.invites, spectator: data.spectator };
+  try { sessionStorage.setItem("dice-arena-invites-" + data.id, JSON.stringify(invites)); } catch (e) { /* private mode */ }
+  history.replaceState(null, "", location.pathname + location.search + data.link.slice(1));
+  shared = { id: data.id, token: data.token };
+  drawInvites(invites);
+  await enterTable(data.state, data.steps);
+}
+
+function fullLink(link) { return location.origin + location.pathname + location.search + link.slice(1); }
+
+async function copy(text, button) {
+  try { await navigator.clipboard.writeText(text); }
+  catch (e) { // no clipboard API (plain http, an older browser): select the field's text
+    const field = button.previousElementSibling;
+    field.select();
+    try { document.execCommand("copy"); } catch (e2) { /* the text is selected: Ctrl-C */ }
+  }
+  button.textContent = "Copied";
+  setTimeout(() => { button.textContent = "Copy"; }, 1500);
+}
+
+function linkRow(link, label) {
+  const url = fullLink(link);
+  const field = el("input", { readonly: true, value: url, "aria-label": label, onfocus: (e) => e.target.select() });
+  const button = el("button", { class: "copy" }, "Copy");
+  button.addEventListener("click", () => copy(url, button));
+  return [field, button];
+}
+
+function drawInvites(data) {
+  if (!data) { $("invites-card").classList.add("hidden"); return; }
+  $("invites-card").classList.remove("hidden");
+  $("invites").replaceChildren(...data.invites.map((i) => el("li", { class: "invite", "data-seat": i.seat },
+    el("span", { class: "who" }, `${i.name}'s link`), ...linkRow(i.link, `invite link for ${i.name}`))));
+  $("spectator-link").replaceChildren(el("div", { class: "invite" }, ...linkRow(data.spectator, "watch link")));
+}
+
+async function enterTable(st, steps) {
+  gameId = null;
+  $("join").classList.add("hidden");
+  showGame(true);
+  $("records-card").classList.add("hidden");
+  clearLog();
+  state = st;
+  selected.clear();
+  if (steps && steps.length) {
+    renderFrame(st, true, steps);
+    await reveal(steps, st, blankView(st, steps));
+  } else {
+    for (const line of st.log || []) logLine(line);
+  }
+  render(st);
+  listen();
+}
+
+function listen() {
+  if (events) events.close();
+  events = new EventSource(`/api/tables/${shared.id}/events`); // the table's id only: no token in it
+  events.addEventListener("table", (e) => {
+    const data = JSON.parse(e.data);
+    if (data.over) { events.close(); events = null; }
+    if (!state || data.events !== state.events || data.turn !== state.turn || data.version !== shared.version) {
+      shared.version = data.version;
+      refreshTable();
+    }
+  });
+}
+
+// The table as the records have it now: the steps this page has not shown, revealed, then the state.
+async function refreshTable() {
+  if (!shared) return;
+  if (refreshing || busy) { again = true; return; }
+  refreshing = true;
+  again = false;
+  const since = state ? state.events : 0;
+  const res = await api("GET", `/api/tables/${shared.id}?since=${since}`, undefined, shared.token);
+  refreshing = false;
+  if (!res.ok) { $("move-error").textContent = res.data.error; return; }
+  if (state && res.data.state.turn < state.turn) { if (again) refreshTable(); return; } // older than what is shown
+  const before = state ? viewOf(state) : null;
+  if (res.data.steps.length && before) {
+    state = res.data.state;
+    await reveal(res.data.steps, res.data.state, before);
+  }
+  render(res.data.state);
+  if (again) refreshTable();
+}
+
+async function openTable(id, token) {
+  shared = { id, token: token || null, version: null };
+  const res = await api("GET", `/api/tables/${id}`, undefined, shared.token);
+  if (!res.ok) {
+    shared = null;
+    $("setup-error").textContent = res.data.error;
+    return false;
+  }
+  let invites = null;
+  try { invites = JSON.parse(sessionStorage.getItem("dice-arena-invites-" + id)); } catch (e) { invites = null; }
+  drawInvites(invites && token ? invites : null);
+  const st = res.data.state;
+  const mine = st.seat !== null ? st.seats[st.seat] : null;
+  if (mine && !mine.joined && mine.kind === "person") { // an invitation: take the seat under a name
+    $("setup").classList.add("hidden");
+    $("join").classList.remove("hidden");
+    const host = st.seats.find((s) => s.creator);
+    $("join-text").textContent = `${host && host.player ? host.player : "A friend"} invites you to a table of ` +
+      `${st.game} (${st.title}) for ${st.players}: your seat is ${mine.name}.`;
+    $("join-name").value = playerName();
+    return true;
+  }
+  await enterTable(st, null);
+  return true;
+}
+
+async function joinTable() {
+  $("join-error").textContent = "";
+  const name = $("join-name").value.trim();
+  if (!NAME_RE.test(name)) { $("join-error").textContent = "a name of 1 to 40 letters, digits, spaces, '.', \"'\", '_' or '-'"; return; }
+  const res = await api("POST", `/api/tables/${shared.id}/join`, { name }, shared.token);
+  if (!res.ok) { $("join-error").textContent = res.data.error; return; }
+  localStorage.setItem("dice-arena-player", name);
+  $("player").value = name;
+  await enterTable(res.data.state, null);
+}
+
+async function giveToBot() {
+  const seat = $("give-to-bot").dataset.seat;
+  const res = await api("POST", `/api/tables/${shared.id}/seats/${seat}/bot`, {}, shared.token);
+  if (!res.ok) { $("move-error").textContent = res.data.error; return; }
+  refreshTable();
+}
+
+function leaveTable() {
+  if (events) events.close();
+  events = null;
+  shared = null;
+  $("invites-card").classList.add("hidden");
+  $("records-card").classList.remove("hidden");
+  $("table-status").classList.add("hidden");
+}
+
 // ------------------------------------------------------------------ start
 async function resume(id) {
   const res = await api("GET", `/api/games/${id}`);
@@ -711,7 +946,18 @@ async function main() {
   $("players").addEventListener("change", (e) => { choice.players = Number(e.target.value); renderSetup(); });
   $("seat").addEventListener("change", (e) => { choice.seat = e.target.value; renderSetup(); });
   $("start").addEventListener("click", startGame);
+  $("play-mode").addEventListener("click", (e) => {
+    const b = e.target.closest("button");
+    if (!b) return;
+    choice.play = b.dataset.play;
+    requestId = null;
+    renderSetup();
+  });
+  $("join-button").addEventListener("click", joinTable);
+  $("give-to-bot").addEventListener("click", giveToBot);
   $("new-game").addEventListener("click", () => {
+    leaveTable();
+    $("join").classList.add("hidden");
     history.replaceState(null, "", location.pathname + location.search);
     state = null; gameId = null; coachData = null;
     showGame(false);
@@ -736,8 +982,10 @@ async function main() {
     else drawCoach(coachData || { review: [], position: null });
   });
   loadRecords();
-  const id = location.hash.slice(1);
-  if (id) await resume(id);
+  const hash = location.hash.slice(1);
+  const table = new URLSearchParams(hash.includes("=") ? hash : params.has("table") ? location.search : "");
+  if (table.get("table")) await openTable(table.get("table"), table.get("seat"));
+  else if (hash) await resume(hash);
   document.body.dataset.ready = "1";
 }
 
