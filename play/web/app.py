@@ -20,6 +20,10 @@
                                          seed once the game is over)
 =======================================  ==============================================
 
+Shared tables (several people and bots at one game, ``/api/tables/...``) are
+``play.web.shared``'s routes, added by :func:`create_app`.  ``request_id`` (a random id
+of the client's) makes a request sent twice start one game.
+
 FastAPI documents it at ``/docs`` (OpenAPI at ``/openapi.json``).
 
 The records file is the truth: any number of servers may share one (``--db``).
