@@ -14,6 +14,7 @@ from pathlib import Path
 
 import games
 from agents.base import Agent, BatchPolicy
+from core.spec import NoExactFigure
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
 
@@ -55,14 +56,40 @@ def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
     return PPOAgent.load(path, expected_game=spec.name)
 
 
-@lru_cache(maxsize=32)
-def bot_table(game: str, name: str, **options):
-    """The exact policy table of a named bot (cached): what the game's exact solver
-    evaluates and the batched envs play (420: ``(126, 126, 14)``; 421: a ``Policy421``
-    for ``pot``)."""
+def exact_table(game: str, agent, n_players: int = 2, **options):
+    """The one way from an agent (or a bot's name) to its exact policy table: what the
+    game's exact tools evaluate and the batched envs play.
+
+    Two players: the game's solver (``GameSpec.exact``), ``policy_table(agent, **options)``
+    (420: ``(126, 126, 14)``; 421: a ``Policy421`` for ``pot``; Pig: by goal and faces).
+    More players: the game's N-player evaluator (``GameSpec.exact_n``),
+    ``prepared(agent, n_players)``.  A name is made an agent (seed 0) and its table is
+    cached.  ``NoExactFigure`` (a ``ValueError``, one line) where the game offers no such
+    table; ``ValueError`` where the agent cannot be tabulated."""
+    if isinstance(agent, str):
+        return _named_table(str(game), agent, n_players, tuple(sorted(options.items())))
+    return _table(games.get(game), agent, n_players, options)
+
+
+def _table(spec, agent, n_players: int, options: dict):
+    if n_players == 2:
+        if not spec.exact:
+            raise NoExactFigure(f"{spec.name} has no exact solver: no policy table of an agent")
+        return games.load(spec.exact).policy_table(agent, **options)
+    if not spec.exact_n:
+        raise NoExactFigure(f"{spec.name} has no exact evaluation at a table of {n_players}")
+    return games.load(spec.exact_n).prepared(agent, n_players)
+
+
+@lru_cache(maxsize=64)
+def _named_table(game: str, name: str, n_players: int, options: tuple):
     spec = games.get(game)
-    solver = games.load(spec.exact)
-    return solver.policy_table(make_agent(spec.name, name, seed=0), **options)
+    return _table(spec, make_agent(spec.name, name, seed=0), n_players, dict(options))
+
+
+def bot_table(game: str, name: str, **options):
+    """The two-player exact policy table of a named bot (cached): :func:`exact_table`."""
+    return exact_table(game, name, 2, **options)
 
 
 def batch_policy(game: str, agent) -> BatchPolicy:

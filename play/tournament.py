@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 import games as registry
+from agents import exact_table
 from agents.base import Agent
 from core.spec import NoExactFigure
 from play import derive_seed
@@ -231,7 +232,7 @@ def exact_heads_up(game: str, agents: Sequence[Agent], orders, options: dict, me
                 _memo(
                     memo,
                     (game, id(agent), key),
-                    lambda a=agent: solver.policy_table(a, **_accepted(solver.policy_table, options)),
+                    lambda a=agent: exact_table(game, a, **_accepted(solver.policy_table, options)),
                 )
             )
         except ValueError as e:

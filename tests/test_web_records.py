@@ -206,7 +206,7 @@ def test_a_move_is_a_row_of_its_own_under_a_unique_game_and_turn(tmp_path):
     gid = reply["id"]
     action = legal_actions(reply["state"])[0]
     ok(client.post(f"/api/games/{gid}/moves", json={"action": action}))
-    assert query(db, "SELECT value FROM meta WHERE key = 'schema'") == [(str(SCHEMA_VERSION),)] == [("2",)]
+    assert query(db, "SELECT value FROM meta WHERE key = 'schema'") == [(str(SCHEMA_VERSION),)] == [("3",)]
     assert query(db, "SELECT game_id, turn, action FROM moves") == [(gid, 0, action)]
     with pytest.raises(sqlite3.IntegrityError):
         write(db, "INSERT INTO moves (game_id, turn, action, played) VALUES (?, 0, ?, 0)", gid, action)
@@ -293,7 +293,7 @@ def test_a_version_1_file_is_migrated_keeping_every_game(tmp_path):
     write_v1(old, records, damaged={ids[3]: "[{'action': oops"})
 
     migrated = client_for(old)
-    assert query(old, "SELECT value FROM meta WHERE key = 'schema'") == [("2",)]
+    assert query(old, "SELECT value FROM meta WHERE key = 'schema'") == [("3",)]
     assert sorted(r[0] for r in query(old, "SELECT id FROM games")) == sorted(ids)  # every game kept
     assert query(old, "SELECT COUNT(*) FROM moves") == [(sum(len(r["moves"]) for r in records[:3]),)]
     for gid in ids[:3]:
@@ -375,7 +375,7 @@ def _bad_file(kind: str, tmp_path: Path) -> Path:
             conn.execute("INSERT INTO meta VALUES ('owner', 'someone else')")
     elif kind == "unknown version":
         _records_with_games(path)
-        write(path, "UPDATE meta SET value = '3' WHERE key = 'schema'")
+        write(path, "UPDATE meta SET value = '4' WHERE key = 'schema'")
     elif kind == "version 2 without moves":
         _records_with_games(path)
         write(path, "DROP TABLE moves")

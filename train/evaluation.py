@@ -71,7 +71,7 @@ def _bot_table(game: str, name: str, n_players: int, options: tuple) -> Any:
             bot.check_table(n_players, **dict(options))
     except ValueError:
         return None
-    return games.load(games.get(game).exact_n).prepared(bot, n_players)
+    return agents.exact_table(game, bot, n_players)
 
 
 def exact_tables(config: RunConfig, agent) -> dict[str, Any]:
@@ -83,7 +83,7 @@ def exact_tables(config: RunConfig, agent) -> dict[str, Any]:
     an agent that looks at other hands)."""
     preset, spec = config.preset, games.get(config.preset.game)
     solver, options, n = games.load(spec.exact_n), exact_options(preset), preset.n_players
-    mine = solver.prepared(agent, n)
+    mine = agents.exact_table(preset.game, agent, n)
     value, best = solver.seat_figures([mine] * n, 0, **options)
     figures = {"table_own_regret_pp": pp(best - value)}
     for bot in table_bots(preset):

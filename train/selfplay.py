@@ -7,7 +7,6 @@ import torch
 from stable_baselines3.common.callbacks import BaseCallback
 
 import agents
-import games
 from agents.ppo_agent import CheckpointError, PPOAgent, build_policy, check_weights, policy_state
 from train import checkpoint
 from train.checkpoint import RunError
@@ -57,8 +56,7 @@ class SelfPlay:
         """A snapshot in the form the env plays it (``agent`` must not change after)."""
         if self.live:
             return agents.BatchPolicy(agent)
-        solver = games.load(games.get(self.config.preset.game).exact)
-        return solver.policy_table(agent, **exact_options(self.config.preset))
+        return agents.exact_table(self.config.preset.game, agent, **exact_options(self.config.preset))
 
     def _frozen(self, weights: dict[str, torch.Tensor]) -> PPOAgent:
         policy = build_policy(self.config.preset.game, self.config.preset.policy, self.config.preset.env)

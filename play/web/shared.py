@@ -501,7 +501,7 @@ class NewTable(BaseModel):
         json_schema_extra={
             "examples": [
                 {
-                    "game": "420",
+                    "game": games.names()[0],
                     "seats": ["person", "person", "optimal"],
                     "seat": 0,
                     "player": "ada",
