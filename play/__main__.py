@@ -39,20 +39,14 @@ from play import (
 
 PROG = "python -m play"
 
-EPILOG = """\
-examples:
-  python -m play 420 --opponent optimal --seat red --seed 7
-  python -m play 420 --players 4 --opponent greedy --seed 7
-  python -m play 421 --players 3 --opponent heuristic --opponent cautious
-  python -m play match 420 --agent greedy --opponent random --games 1000
-  python -m play match 420 --players 4 --agent optimal --opponent greedy
-  python -m play match 421 --agent heuristic --opponent greedy421 --seed 0
-  python -m play evaluate 420 --agent all --exact
-  python -m play evaluate 421 --agent heuristic --games 2000
-  python -m play evaluate 421 --players 3 --agent greedy421 --exact
-  python -m play export 420 --agent optimal --out optimal420.csv
-  python -m play web --port 8420          (needs: pip install -e ".[web]")
-"""
+def epilog() -> str:
+    """The help's examples: each game's (``EXAMPLES`` of its view), then the web page's."""
+    lines = ["examples:"]
+    for name in games.names():
+        view = games.get(name).view
+        examples = getattr(games.load(view), "EXAMPLES", ()) if view else ()
+        lines += [f"  {PROG} {example}" for example in examples]
+    return "\n".join([*lines, f'  {PROG} web --port 8420          (needs: pip install -e ".[web]")', ""])
 
 
 def _whole(text: str, low: int, high: int, why: str = "") -> int:
@@ -114,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
             "each other, evaluate a bot exactly, export its policy.",
             indent="",
         ),
-        epilog=EPILOG,
+        epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s (dice-arena) {core.__version__}")
@@ -199,8 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "evaluate",
         help="win probability of an agent against the game's bots, or at a table",
-        description="Two players: with --exact the game's exact figures (420: against the optimal bot, as Red "
-        "and as Blue; 421: against the optimal bot and the agent's best reply), else simulated games against "
+        description="Two players: with --exact the game's exact figures by its solver (against its optimal bot "
+        "in each seat, and against the agent's best reply where the game computes one), else simulated games against "
         "each of the game's bots, each seat held in half of them. With --players N or --opponent: "
         "the agent at seat 1 and the opponents at the other seats (by default the agent itself), and for "
         "each seat its probability of not losing, the best reply's and the regret in percentage points. "

@@ -35,7 +35,7 @@ DESCRIPTION = (
     "Play every table of N (--players) out of the listed agents, each table K (--games) games in every seat "
     "order (all orders up to four players, the cyclic shifts beyond), and print each agent's rate of not losing "
     "with a 95% Wilson interval at every table and over all its tables, with the exact figure beside it where "
-    "one exists (two-player 420 and 421 by the solvers; 420 when every agent keeps dice by its own hand), and "
+    "one exists (two players by the game's solver; more where the game's exact tools can tabulate every agent), and "
     "a rating for each agent: heads-up Bradley-Terry (Elo scale, 95% CI) and openskill; with more players "
     "openskill's Plackett-Luce over each game's finishing order ("
     + "; ".join(f"{name}: {FINISH_NOTES[finish_ranking(name)]}" for name in games.names())

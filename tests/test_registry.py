@@ -34,8 +34,6 @@ UPWARD_DEBTS = {
 # Generic modules that still name a game, to be moved into the games' folders or made generic.
 NAMING_DEBTS = {
     "train/bench.py",
-    "play/__main__.py",
-    "play/tournament_cli.py",
 }
 
 

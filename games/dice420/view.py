@@ -29,6 +29,16 @@ PROMPT_HINT = (
 )
 SHORT_HINT = '("?" for help)'
 
+# python -m play --help shows these (after "python -m play")
+EXAMPLES = (
+    "420 --opponent optimal --seat red --seed 7",
+    "420 --players 4 --opponent greedy --seed 7",
+    "match 420 --agent greedy --opponent random --games 1000",
+    "match 420 --players 4 --agent optimal --opponent greedy",
+    "evaluate 420 --agent all --exact",
+    "export 420 --agent optimal --out optimal420.csv",
+)
+
 HELP = """\
 How to play 420: be the first to make your four dice total exactly 20 (R5).
 Red moves first, then the players alternate (R6). Your first turn rolls all

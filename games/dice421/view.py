@@ -62,6 +62,14 @@ On your turn type:
   "legal" lists your legal moves, "?" shows this help, "q" quits."""
 
 STOP_WORDS = {"stop", "s"}
+
+# python -m play --help shows these (after "python -m play")
+EXAMPLES = (
+    "421 --players 3 --opponent heuristic --opponent cautious",
+    "match 421 --agent heuristic --opponent greedy421 --seed 0",
+    "evaluate 421 --agent heuristic --games 2000",
+    "evaluate 421 --players 3 --agent greedy421 --exact",
+)
 ADVICE = 'type "stop", the values of the dice to reroll (e.g. "6 5", "65" or "all"), or "keep 4 2"; "?" for help'
 
 

@@ -9,6 +9,9 @@ from games.pig import game as g
 
 ROLL_WORDS = {"r", "roll"}
 HOLD_WORDS = {"b", "bank", "hold", "s", "stop"}
+
+# python -m play --help shows these (after "python -m play")
+EXAMPLES = ("pig --opponent optimal --seed 7", "evaluate pig --agent hold20 --exact")
 HELP = (
     '  Type "r" (roll: add the die to your turn total; a 1 loses it and ends your turn)\n'
     '  or "b" (bank: add your turn total to your score; your turn ends).\n'
