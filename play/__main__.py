@@ -39,6 +39,7 @@ from play import (
 
 PROG = "python -m play"
 
+
 def epilog() -> str:
     """The help's examples: each game's (``EXAMPLES`` of its view), then the web page's."""
     lines = ["examples:"]
