@@ -18,13 +18,22 @@
 ``GET  /api/records``                    a person's record against each bot line-up
 ``GET  /api/records/{id}``               one game's record (actions, dice, events; the
                                          seed once the game is over)
+``GET  /api/games-rules/{game}``         the game's rules (its ``rules.md`` as HTML) and,
+                                         where the game ranks hands (421), the ranking
 =======================================  ==============================================
 
 Shared tables (several people and bots at one game, ``/api/tables/...``) are
 ``play.web.shared``'s routes, added by :func:`create_app`.  ``request_id`` (a random id
 of the client's) makes a request sent twice start one game.
 
-FastAPI documents it at ``/docs`` (OpenAPI at ``/openapi.json``).
+``/docs`` lists the routes and their schemas from ``/openapi.json`` in a page made here,
+with no script and nothing loaded from another host (FastAPI's own Swagger UI would fetch
+its scripts from a CDN: a blank page offline).
+
+When the server starts (the app's lifespan; ``create_app(preload=False)`` skips it) a
+thread loads what the first games need: the shipped networks and each table's default
+bots, and the coach's exact tables, by playing each table's opening once.  ``/api/setup``
+says ``"ready"`` once it is done; a game started before waits only for what it uses.
 
 The records file is the truth: any number of servers may share one (``--db``).
 Each serves a game as the file has it (catching up on moves another server
@@ -47,6 +56,7 @@ against their alphabet and looked up in a dict or with a bound SQL parameter.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import math
 import re
@@ -54,13 +64,14 @@ import secrets
 import sqlite3
 import threading
 from collections import OrderedDict
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
 from fastapi import FastAPI, Query, Request
+from fastapi import Path as FastAPIPath
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -69,6 +80,7 @@ import games
 from core.cli import MAX_SEED  # as `python -m play --seed` takes, so the terminal can replay a web game
 from core.files import load_json
 from play import AgentLoadError, default_opponent, load_agent
+from play.web.howto import how_to_play
 from play.web.records import DamagedGame, DuplicateRequest, MoveConflict, Records, default_db_path
 from play.web.table import MoveError, WebGame, rules_for
 
@@ -373,12 +385,12 @@ def setup() -> dict:
         spec = games.get(name)
         narrator = spec.narrator
         tables = {}
+        defaults = spec.check_options({})
         for n in spec.players:
             bots = bots_for(spec, n)
-            default = spec.default_bot.get(n, spec.suggested_bot)
             tables[str(n)] = {
                 "bots": bots,
-                "default_bot": default if default in bots else spec.suggested_bot,
+                "default_bot": default_bot(spec, n, defaults),  # the terminal's (play.default_opponent)
                 "seats": [narrator(n).seat_name(s) for s in range(n)],
                 "coach": n == 2,  # at default options; a game's state says whether its table has one
             }
@@ -605,22 +617,151 @@ def _validation_message(exc: RequestValidationError, request: Request) -> tuple[
     return 422, "; ".join(parts)
 
 
-def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE_GAMES, limits=None) -> FastAPI:
+def preload_bots(store: Store, done: Optional[threading.Event] = None) -> list[str]:
+    """Load what the first games need, so the first Start does not wait on it: for every
+    table of every game, its default bots (the shipped network where it is one, kept in
+    ``store``) and the coach's exact tables, by playing the table's opening once (nothing is
+    stored).  Returns what could not be loaded, one line each (the game then loads it when
+    asked, as before); sets ``done`` at the end."""
+    problems = []
+    try:
+        for name in web_games():
+            spec = games.get(name)
+            options = spec.check_options({})
+            make = store.agent_for(spec)
+            for n in spec.players:
+                try:
+                    if spec.shipped in bots_for(spec, n):
+                        make(spec.shipped, None)
+                    bots = [default_bot(spec, n, options)] * (n - 1)
+                    web = WebGame.start("preload", "guest", spec, bots, 0, 0, options, make)
+                    if web.coach_unavailable() is None:
+                        web.coach()
+                except Exception as e:  # noqa: BLE001 - loaded on first use instead
+                    problems.append(f"{name} for {n}: {type(e).__name__}: {e}")
+    finally:
+        if done is not None:
+            done.set()
+    return problems
+
+
+def docs_page(schema: dict) -> str:
+    """``/docs``: the routes and schemas of ``schema`` (the app's OpenAPI) as plain HTML, no script."""
+    e = html.escape
+
+    def kind(s: dict) -> str:
+        if not isinstance(s, dict):
+            return ""
+        if "$ref" in s:
+            name = s["$ref"].rsplit("/", 1)[-1]
+            return f'<a href="#schema-{e(name)}">{e(name)}</a>'
+        for key in ("anyOf", "oneOf"):
+            if key in s:
+                return " | ".join(kind(x) for x in s[key])
+        if s.get("type") == "array":
+            return "list of " + (kind(s.get("items", {})) or "any")
+        return e(str(s.get("type", "any")))
+
+    out = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>{e(schema['info']['title'])}: API</title>",
+        "<link rel='stylesheet' href='/static/docs.css'></head><body>",
+        f"<h1>{e(schema['info']['title'])}: API</h1>",
+        f"<p>{e(schema['info'].get('description', ''))}</p>",
+        "<p>The machine-readable description: <a href='/openapi.json'>/openapi.json</a> (OpenAPI "
+        f"{e(str(schema.get('openapi', '')))}). Back to <a href='/'>the page</a>.</p>",
+        "<h2>Routes</h2><ul class='toc'>",
+    ]
+    routes = [(path, method, op) for path, ops in schema.get("paths", {}).items() for method, op in ops.items()]
+    for i, (path, method, op) in enumerate(routes):
+        out.append(
+            f"<li><a href='#r{i}'><code>{e(method.upper())} {e(path)}</code></a> {e(op.get('summary', ''))}</li>"
+        )
+    out.append("</ul>")
+    for i, (path, method, op) in enumerate(routes):
+        out.append(f"<section id='r{i}'><h3><code>{e(method.upper())} {e(path)}</code></h3>")
+        out.append(f"<p>{e(op.get('summary', ''))}</p>")
+        if op.get("description"):
+            out.append(f"<pre class='text'>{e(op['description'])}</pre>")
+        params = op.get("parameters", [])
+        if params:
+            out.append("<table><tr><th>parameter</th><th>in</th><th>type</th><th>required</th></tr>")
+            for prm in params:
+                out.append(
+                    f"<tr><td><code>{e(prm['name'])}</code></td><td>{e(prm.get('in', ''))}</td>"
+                    f"<td>{kind(prm.get('schema', {}))}</td><td>{'yes' if prm.get('required') else 'no'}</td></tr>"
+                )
+            out.append("</table>")
+        body = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
+        if body:
+            out.append(f"<p>Body (JSON): {kind(body)}</p>")
+        codes = ", ".join(f"{e(code)} {e(r.get('description', ''))}" for code, r in op.get("responses", {}).items())
+        out.append(f"<p class='muted'>Responses: {codes}; errors are <code>{{\"error\": message}}</code>.</p>")
+        out.append("</section>")
+    out.append("<h2>Schemas</h2>")
+    for name, s in schema.get("components", {}).get("schemas", {}).items():
+        out.append(f"<section id='schema-{e(name)}'><h3>{e(name)}</h3>")
+        if s.get("description"):
+            out.append(f"<pre class='text'>{e(s['description'])}</pre>")
+        props = s.get("properties", {})
+        if props:
+            required = set(s.get("required", []))
+            out.append("<table><tr><th>field</th><th>type</th><th>required</th><th>limits</th></tr>")
+            for field, f in props.items():
+                limits = ", ".join(
+                    f"{k} {e(json.dumps(f[k]))}"
+                    for k in ("minimum", "maximum", "maxLength", "maxItems", "pattern", "default")
+                    if k in f
+                )
+                out.append(
+                    f"<tr><td><code>{e(field)}</code></td><td>{kind(f)}</td>"
+                    f"<td>{'yes' if field in required else 'no'}</td><td>{limits}</td></tr>"
+                )
+            out.append("</table>")
+        examples = s.get("examples")
+        if examples:
+            out.append("<p>Examples:</p>")
+            out.extend(f"<pre>{e(json.dumps(x))}</pre>" for x in examples)
+        out.append("</section>")
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def create_app(
+    db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE_GAMES, limits=None, preload: bool = True
+) -> FastAPI:
     """The app, with its records in ``db_path`` (default: ``records.default_db_path()``);
     :class:`play.web.records.RecordsError` (one line) when that file cannot serve.
-    ``limits``: the shared tables' rate limits and timings (``play.web.shared.Limits``)."""
+    ``limits``: the shared tables' rate limits and timings (``play.web.shared.Limits``).
+    ``preload``: load the bots and the coach's tables in a thread when the server starts
+    (its lifespan: a TestClient used without ``with`` never starts it)."""
     from play.web import shared
 
     records = Records(db_path if db_path is not None else default_db_path())
     store = Store(records, max_live=max_live)
+    ready = threading.Event()
+    if not preload:
+        ready.set()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if preload and not ready.is_set():
+            threading.Thread(target=preload_bots, args=(store, ready), name="preload", daemon=True).start()
+        yield
+
     app = FastAPI(
         title="Dice Arena: " + ", ".join(web_games()),
         description=f"Play {', '.join(web_games())} against the project's bots, with an exact coach where "
         "a game offers one (two-player games). "
         'Every error is `{"error": message}` with a 4xx status.',
         version="1",
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
     )
     app.state.store = store
+    app.state.ready = ready
     app.add_middleware(RequestGuard)
     shared.install(app, records, store, limits if limits is not None else shared.Limits())
 
@@ -662,9 +803,19 @@ def create_app(db_path: Optional[str | Path] = None, *, max_live: int = MAX_LIVE
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
+    @app.get("/docs", include_in_schema=False)
+    def docs():
+        return HTMLResponse(docs_page(app.openapi()), headers={"Cache-Control": "no-cache"})
+
     @app.get("/api/setup", summary="The games, their bots by table size, and options")
     def get_setup():
-        return setup()
+        return {**setup(), "ready": ready.is_set()}
+
+    @app.get("/api/games-rules/{game}", summary="A game's rules as HTML, and its hand ranking where it has one")
+    def get_rules(game: str = FastAPIPath(max_length=10)):
+        if game not in web_games():
+            raise ApiError(404, f"no such game here: {game[:10]!r}; games here: {', '.join(web_games())}")
+        return how_to_play(game)
 
     @app.post("/api/games", status_code=201, summary="Start a game")
     def new_game(body: NewGame):
