@@ -18,6 +18,8 @@
 ``GET  /api/records``                    a person's record against each bot line-up
 ``GET  /api/records/{id}``               one game's record (actions, dice, events; the
                                          seed once the game is over)
+``GET  /api/records/{id}/replay``        a finished game again: every step with its text
+                                         and the final state, for the page's replay
 ``GET  /api/games-rules/{game}``         the game's rules (its ``rules.md`` as HTML) and,
                                          where the game ranks hands (421), the ranking
 =======================================  ==============================================
@@ -880,5 +882,15 @@ def create_app(
         if not ID_RE.fullmatch(game_id):
             raise ApiError(404, "no such game: a game id is 16 letters, digits, '-' or '_'")
         return public_record(store.record(game_id))
+
+    @app.get("/api/records/{game_id}/replay", summary="A finished game step by step: every event with its text")
+    def get_replay(game_id: str):
+        if not ID_RE.fullmatch(game_id):
+            raise ApiError(404, "no such game: a game id is 16 letters, digits, '-' or '_'")
+        record = store.record(game_id)
+        if record["status"] != "over":
+            raise ApiError(409, f"game {game_id} is still being played: its replay is shown once it is over")
+        web = store._replay(record)  # a copy made from the record: the game in memory is not touched
+        return {"id": game_id, "record": public_record(record), "state": web.state(), "steps": web.steps}
 
     return app

@@ -23,7 +23,13 @@ let shared = null;      // at a shared table: { id, token (null for a spectator)
 let events = null;      // the table's EventSource
 let refreshing = false; // a table refresh is on its way
 let again = false;      // another change came meanwhile
-let requestId = null;   // the table being made: the same id when the button is clicked twice
+let requestId = null;   // the game or table being made: the same id when the button is clicked twice
+let starting = false;   // a start request is on its way: Start is disabled meanwhile
+let tried = false;      // the person touched the dice this turn: a refused choice is then an error
+let triedTurn = null;   // the turn "tried" is about
+let lastMoves = {};     // seat -> { hand, keep, rolled }: each seat's last roll, drawn on its seat
+let RULES = {};         // game -> GET /api/games-rules/{game}
+let replay = null;      // the finished game shown step by step: { data, at }
 
 // ------------------------------------------------------------------ helpers
 function el(tag, attrs = {}, ...children) {
@@ -85,6 +91,63 @@ function diceRow(values, size, cls = "") {
   return row;
 }
 
+// A seat's hand after its last roll: the dice it kept, then the dice it rolled (marked;
+// only these move when the roll is shown).
+function lastMoveRow(hand, last, size) {
+  if (!last || key(last.hand) !== key(hand)) return diceRow(hand, size);
+  const row = el("span", { class: "dice last-move" });
+  for (const v of last.keep) row.append(die(v, size, "kept"));
+  for (const v of last.rolled) row.append(die(v, size, "rolled"));
+  return row;
+}
+
+function lastMoveLine(last) {
+  if (!last) return null;
+  const kept = last.keep.length ? `kept ${key(last.keep)}, ` : "";
+  return el("div", { class: "seat-line last-line" }, el("span", { class: "kept-mark" }, kept),
+    el("span", { class: "rolled-mark" }, `rolled ${key(last.rolled)}`));
+}
+
+// A roll event as the last move of its seat: what was kept and what was rolled.
+function noteRoll(ev) {
+  if (ev.seat === undefined || ev.seat === null || !Array.isArray(ev.hand)) return;
+  const keep = Array.isArray(ev.keep) ? [...ev.keep].sort((a, b) => b - a) : [];
+  const rolled = [...ev.hand];
+  for (const v of keep) { const j = rolled.indexOf(v); if (j >= 0) rolled.splice(j, 1); }
+  lastMoves[ev.seat] = { hand: [...ev.hand], keep, rolled: rolled.sort((a, b) => b - a) };
+}
+
+// 421: a hand's place in the ranking and its worth in tokens (GET /api/games-rules/421).
+function handRank(game, hand) {
+  const rules = RULES[game];
+  if (!rules || !rules.ranking || !hand) return null;
+  const k = key(hand);
+  return rules.ranking.find((r) => r.hand === k) || null;
+}
+
+function rankLine(game, hand) {
+  const r = handRank(game, hand);
+  if (!r) return null;
+  const n = RULES[game].ranking.length;
+  return el("div", { class: "seat-line rank", title: "the hand's place among all hands, and the tokens it is worth" },
+    `${r.hand}: ${ordinal(r.place)} of ${n}, worth ${r.value}`);
+}
+
+function ordinal(n) {
+  const s = n % 100 >= 11 && n % 100 <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th");
+  return n + s;
+}
+
+// A seat's status in plain words: "won" / "lost" at two players, "out (made 20)" when out.
+function statusWords(st, raw) {
+  if (!raw || raw === "in") return "";
+  const place = /^made 20, place (\d+)/.exec(raw);
+  if (place) return st.players === 2 ? "won" : `out (made 20, ${ordinal(Number(place[1]))} out)`;
+  if (raw === "loses") return "lost";
+  if (raw === "out, a winner") return st.players === 2 ? "won" : "out (no tokens left: a winner)";
+  return raw;
+}
+
 const pct = (p) => (100 * p).toFixed(2) + " %";
 const pp = (x) => (x < 0.005 ? "0" : x.toFixed(2)) + " pp";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -113,6 +176,25 @@ function playerName() {
   return NAME_RE.test(v) ? v : "guest";
 }
 
+// The name as typed (the API says why one is refused); empty: a guest.
+function typedName() {
+  const v = $("player").value.trim();
+  return v === "" ? "guest" : v;
+}
+
+// Ask the server about a changed name: its 422 message is shown next to the field.
+async function checkName() {
+  const name = typedName();
+  const res = await api("GET", "/api/records?player=" + encodeURIComponent(name));
+  const bad = res.status === 422;
+  $("player").classList.toggle("invalid", bad);
+  $("player").setAttribute("aria-invalid", String(bad));
+  $("player-error").textContent = bad ? res.data.error : "";
+  $("player-error").classList.toggle("hidden", !bad);
+  if (!bad) { localStorage.setItem("dice-arena-player", name); loadRecords(); }
+  return !bad;
+}
+
 // ------------------------------------------------------------------ setup
 function gameSpec() { return SETUP.games.find((g) => g.name === choice.game); }
 
@@ -121,8 +203,9 @@ function renderSetup() {
   const seg = $("game-choice");
   seg.replaceChildren(...SETUP.games.map((g) => el("button", {
     class: g.name === choice.game ? "on" : "", role: "radio", "aria-checked": String(g.name === choice.game),
-    "data-game": g.name, onclick: () => { choice = { game: g.name, play: choice.play }; renderSetup(); },
+    "data-game": g.name, onclick: () => { choice = { game: g.name, play: choice.play }; requestId = null; renderSetup(); },
   }, g.name)));
+  loadHowTo(spec.name);
   $("game-title").textContent = spec.title;
   const players = $("players");
   const n = choice.players || spec.min_players;
@@ -165,10 +248,12 @@ function renderSetup() {
   choice.bots = (choice.bots || []).slice(0, n - 1);
   bots.replaceChildren(...Array.from({ length: n - 1 }, (_, i) => {
     const label = me === null ? `opponent ${i + 1}` : table.seats[(me + 1 + i) % n];
-    const current = choice.bots[i] && table.bots.includes(choice.bots[i]) ? choice.bots[i] : table.default_bot;
+    // the table's default (the terminal's) until the person picks another bot for this table
+    const picked = choice.picked && choice.picked[i] && table.bots.includes(choice.picked[i]);
+    const current = picked ? choice.picked[i] : table.default_bot;
     choice.bots[i] = current;
     const sel = el("select", { "data-i": i, "aria-label": `bot at ${label}`,
-      onchange: (e) => { choice.bots[i] = e.target.value; } },
+      onchange: (e) => { choice.picked = choice.picked || []; choice.picked[i] = e.target.value; choice.bots[i] = e.target.value; requestId = null; } },
       ...table.bots.map((b) => el("option", { value: b, selected: b === current }, b)));
     return el("label", { class: "bot" }, el("span", { class: "muted" }, label), sel);
   }));
@@ -184,7 +269,9 @@ function renderSetup() {
 function readSetup() {
   const spec = gameSpec();
   const n = Number($("players").value);
-  const body = { game: spec.name, players: n, bots: choice.bots.slice(0, n - 1), player: playerName() };
+  const body = { game: spec.name, players: n, player: typedName() };
+  // no bot picked by hand: the server seats its default (the terminal's), for these options too
+  if (choice.picked && choice.picked.slice(0, n - 1).some((b) => b)) body.bots = choice.bots.slice(0, n - 1);
   if ($("seat").value !== "random") body.seat = Number($("seat").value);
   const seed = $("seed").value.trim();
   if (seed !== "") body.seed = Number(seed);
@@ -199,16 +286,36 @@ function newRequestId() {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+function setStarting(on) {
+  starting = on;
+  const b = $("start");
+  b.disabled = on;
+  b.setAttribute("aria-busy", String(on));
+  b.textContent = on ? "starting..." : choice.play === "friends" ? "Create the table" : "Start the game";
+}
+
 async function startGame() {
+  if (starting) return; // one click, one game: the button is disabled until the answer
   $("setup-error").textContent = "";
-  if (choice.play === "friends") return createTable();
-  if (!requestId) requestId = newRequestId();
-  const res = await api("POST", "/api/games", { ...readSetup(), request_id: requestId });
+  if (!requestId) requestId = newRequestId(); // sent again (a retry) it is the same game
+  setStarting(true);
+  try {
+    if (choice.play === "friends") return await createTable();
+    await startWith({ ...readSetup(), request_id: requestId });
+  } finally {
+    setStarting(false);
+  }
+}
+
+async function startWith(body) {
+  const res = await api("POST", "/api/games", body);
+  if (!res.ok) { $("setup-error").textContent = res.data.error; return false; }
   requestId = null;
-  if (!res.ok) { $("setup-error").textContent = res.data.error; return; }
+  closeReplay();
   gameId = res.data.id;
   history.replaceState(null, "", "#" + gameId);
-  coachData = null;
+  clearCoach();
+  lastMoves = {};
   showGame(true);
   clearLog();
   state = res.data.state;
@@ -216,6 +323,7 @@ async function startGame() {
   renderFrame(state, true, res.data.steps);
   await reveal(res.data.steps, state, blankView(state, res.data.steps));
   render(state);
+  return true;
 }
 
 // ------------------------------------------------------------------ the game
@@ -260,18 +368,25 @@ function seatCards(st, view) {
       body.append(el("span", { class: "score" }, String(t.score ?? ""),
         t.detail ? el("small", { class: "muted" }, " " + t.detail) : null));
     } else if (view.kind === "420") {
-      body.append(t.hand ? diceRow(t.hand, 34) : el("span", { class: "muted" }, "not rolled"));
+      const out = /^made 20/.test(t.status || "");
+      body.append(t.hand ? lastMoveRow(t.hand, lastMoves[s.seat], 34)
+        : el("span", { class: "muted" }, out ? "out (made 20)" : "not rolled"));
       body.append(el("span", { class: "total" + (t.total === view.target ? " twenty" : t.total > view.target ? " over" : "") },
         t.total === null || t.total === undefined ? "" : String(t.total)));
     } else {
       const hand = view.current && view.current[s.seat];
-      body.append(hand ? diceRow(hand, 30) : el("span", { class: "muted small" }, "—"));
+      body.append(hand ? lastMoveRow(hand, lastMoves[s.seat], 30) : el("span", { class: "muted small" }, "—"));
       body.append(el("span", { class: "tokens", title: `${t.tokens} tokens` },
         el("span", { class: "chip" }), String(t.tokens)));
     }
-    const status = t.status === "in" ? "" : t.status;
+    const status = statusWords(st, t.status);
+    const last = OWN_DRAWING.has(view.kind) ? lastMoves[s.seat] : null;
+    const shown = view.kind === "420" ? t.hand : view.current && view.current[s.seat];
+    const hand421 = view.kind === "421" ? shown : null;
     cards.push(el("div", { class: classes, "data-seat": s.seat }, head, body,
       t.line ? el("div", { class: "seat-line" }, t.line) : null,
+      last && shown && key(last.hand) === key(shown) ? lastMoveLine(last) : null,
+      hand421 ? rankLine(st.game, hand421) : null,
       el("div", { class: "seat-status" }, status)));
   }
   return cards;
@@ -341,6 +456,7 @@ function applyStep(view, ev, text) {
   if (!OWN_DRAWING.has(view.kind)) return ev.seat ?? null;
   if (view.kind === "420") {
     if (t === "roll") {
+      noteRoll(ev);
       view.seats[ev.seat].hand = ev.hand;
       view.seats[ev.seat].total = ev.hand.reduce((a, b) => a + b, 0);
       view.to_move = ev.seat;
@@ -359,6 +475,7 @@ function applyStep(view, ev, text) {
     return null;
   }
   if (!view.round) return null;
+  if (["roll", "reroll", "rampo_roll"].includes(t)) noteRoll(ev);
   if (["roll", "reroll", "rampo_roll", "stop", "turn_end"].includes(t)) {
     view.round.entries.push({ seat: ev.seat, kind: t, hand: ev.hand, keep: ev.keep, text });
     if (ev.hand) view.current[ev.seat] = ev.hand;
@@ -393,9 +510,9 @@ async function reveal(steps, finalState, view) {
     logLine(step.text, step.event.type);
     if (!skipping) {
       drawTable(finalState, view);
-      if (seat !== null && seat !== undefined) {
-        const card = document.querySelector(`.seat[data-seat="${seat}"] .dice`);
-        if (card) card.classList.add("rolling");
+      if (seat !== null && seat !== undefined && /roll|bust/.test(step.event.type)) {
+        const card = document.querySelector(`#table .seat[data-seat="${seat}"] .dice`);
+        if (card) card.classList.add("rolling"); // only its rolled dice move (style.css)
       }
       await sleep(step.event.phase === "charge" ? CHARGE_DELAY : DELAY);
     }
@@ -464,6 +581,7 @@ function render(st) {
   drawTurn(st);
   drawStatus(st);
   drawCoachCard(st);
+  if (RULES[st.game]) { drawHowTo(st.game); } else loadHowTo(st.game);
   if (st.over && !st.shared) loadRecords();
 }
 
@@ -501,6 +619,7 @@ function drawTurn(st) {
     turn.classList.add("hidden");
     return;
   }
+  if (triedTurn !== `${st.id}:${st.turn}`) { tried = false; triedTurn = `${st.id}:${st.turn}`; }
   turn.classList.remove("hidden");
   setTurnEnabled(true);
   const t = st.table;
@@ -568,8 +687,14 @@ function drawChoice() {
   const roll = $("roll");
   const reroll = rerollDice();
   if (!c) { box.textContent = ""; return; }
-  box.className = "choice " + (c.ok ? "ok" : "bad");
-  box.textContent = c.ok ? "✓ " + c.text : "✗ " + c.why;
+  if (!c.ok && !tried) { // nothing tried yet: a prompt, not an error
+    box.className = "choice hint";
+    box.textContent = (state.has_stop ? "Click the dice to reroll, or stop. " : "Click the dice to reroll. ") +
+      c.why[0].toUpperCase() + c.why.slice(1) + ".";
+  } else {
+    box.className = "choice " + (c.ok ? "ok" : "bad");
+    box.textContent = c.ok ? "✓ " + c.text : "✗ " + c.why;
+  }
   roll.textContent = reroll.length ? `Reroll ${key(reroll)}` : "Reroll";
   roll.classList.toggle("blocked", !c.ok);
   roll.setAttribute("aria-disabled", String(!c.ok));
@@ -579,11 +704,13 @@ function drawChoice() {
 
 function toggleDie(i) {
   if (busy) return;
+  tried = true;
   if (selected.has(i)) selected.delete(i); else selected.add(i);
   drawTurn(state);
 }
 
 function pickAction(action) {
+  tried = true;
   // select the dice of the move: the dice it rerolls (or keeps, in keep mode)
   const k = Object.keys(state.choices).find((k) => state.choices[k].ok && state.choices[k].action === action);
   if (k === undefined) return;
@@ -633,6 +760,8 @@ async function sendMove(body) {
 function onRoll() {
   const c = currentChoice();
   if (!c || !c.ok) {
+    tried = true;
+    drawChoice();
     flash($("choice"));
     return; // an illegal choice is never sent: the line above says why
   }
@@ -656,6 +785,17 @@ function flash(node) {
 }
 
 // ------------------------------------------------------------------ the coach
+// A new game: nothing of the last game's coach stays (its review, its position, its note).
+function clearCoach() {
+  coachData = null;
+  $("coach-position").replaceChildren();
+  $("coach-position").dataset.turn = "";
+  $("coach-review").replaceChildren();
+  $("coach-review").dataset.turn = "";
+  $("coach-note").textContent = "";
+  $("coach-none").classList.add("hidden");
+}
+
 function drawCoachCard(st) {
   $("coach-card").classList.remove("hidden");
   const none = $("coach-none");
@@ -677,7 +817,9 @@ function drawCoachCard(st) {
 
 async function loadCoach() {
   if (!state || !state.coach) return;
-  const res = await api("GET", `/api/games/${gameId}/coach`);
+  const asked = gameId;
+  const res = await api("GET", `/api/games/${asked}/coach`);
+  if (asked !== gameId) return; // another game meanwhile: this coach is not its
   if (!res.ok) { $("coach-note").textContent = res.data.error; return; }
   coachData = res.data;
   drawCoach(coachData);
@@ -757,10 +899,128 @@ async function loadRecords() {
   const recent = el("ul", { class: "recent" });
   for (const g of data.recent.slice(0, 5)) {
     recent.append(el("li", {}, el("span", { class: g.outcome > 0 ? "won" : "lost" }, g.outcome > 0 ? "won" : "lost"),
-      ` ${g.game} vs ${g.opponents} · seed ${g.seed}`));
+      ` ${g.game} vs ${g.opponents} · seed ${g.seed} `,
+      el("button", { class: "ghost small replay-open", "data-id": g.id, title: "watch this game again, step by step",
+        onclick: () => openReplay(g.id) }, "Replay")));
   }
-  box.replaceChildren(el("p", { class: "muted small" }, `${data.player}: a win is not losing.`), table,
-    el("h3", {}, "Recent games"), recent);
+  box.replaceChildren(el("p", { class: "muted small" }, `${data.player}: games won / lost against each line-up of bots.`),
+    table, el("h3", {}, "Recent games"), recent);
+}
+
+// ------------------------------------------------------------------ replay of a finished game
+async function openReplay(id) {
+  const res = await api("GET", `/api/records/${id}/replay`);
+  if (!res.ok) { $("records").prepend(el("p", { class: "error" }, res.data.error)); return; }
+  replay = { data: res.data, at: 0, views: replayViews(res.data) };
+  $("replay-card").classList.remove("hidden");
+  const slider = $("replay-slider");
+  slider.max = String(replay.views.length - 1);
+  slider.value = "0";
+  const r = res.data.record;
+  $("replay-title").textContent = `${r.game} · ${r.players} players · vs ${r.opponents} · seed ${r.seed}`;
+  showReplayAt(0);
+  $("replay-card").scrollIntoView({ block: "start" });
+}
+
+// The table after each step that says something (the first: before anything was rolled).
+function replayViews(data) {
+  const st = data.state;
+  const saved = lastMoves;
+  lastMoves = {};
+  let view = blankView(st, data.steps);
+  const out = [{ view: JSON.parse(JSON.stringify(view)), lines: 0, last: {}, text: "the table before the first roll" }];
+  let lines = 0;
+  for (const step of data.steps) {
+    if (step.view) view = JSON.parse(JSON.stringify(step.view));
+    else applyStep(view, step.event, step.text);
+    if (!step.text) continue;
+    lines += 1;
+    out.push({ view: JSON.parse(JSON.stringify(view)), lines, last: JSON.parse(JSON.stringify(lastMoves)), text: step.text });
+  }
+  lastMoves = saved;
+  return out;
+}
+
+function showReplayAt(i) {
+  if (!replay) return;
+  const n = replay.views.length;
+  i = Math.max(0, Math.min(n - 1, i));
+  replay.at = i;
+  $("replay-slider").value = String(i);
+  $("replay-step").textContent = `step ${i} of ${n - 1}`;
+  const frame = replay.views[i];
+  const st = replay.data.state;
+  const saved = lastMoves;
+  lastMoves = frame.last;
+  const cards = seatCards(st, frame.view);
+  lastMoves = saved;
+  $("replay-table").className = "table n" + st.players;
+  $("replay-table").replaceChildren(...cards);
+  $("replay-text").textContent = frame.text;
+  const lines = (st.log || []).slice(0, frame.lines);
+  $("replay-log").replaceChildren(...lines.map((t) => el("li", {}, t)));
+  $("replay-log").scrollTop = $("replay-log").scrollHeight;
+  $("replay-prev").disabled = i === 0;
+  $("replay-next").disabled = i === n - 1;
+}
+
+function closeReplay() {
+  replay = null;
+  $("replay-card").classList.add("hidden");
+}
+
+// The same game again: the same bots, the same seat, the same options, a new seed.
+async function rematch() {
+  if (!replay || starting) return;
+  const r = replay.data.record;
+  $("replay-error").textContent = "";
+  setStarting(true);
+  try {
+    const ok = await startWith({ game: r.game, players: r.players, bots: r.bots, seat: r.seat, options: r.options,
+      player: r.player, request_id: newRequestId() });
+    if (!ok) $("replay-error").textContent = $("setup-error").textContent;
+  } finally {
+    setStarting(false);
+  }
+}
+
+// ------------------------------------------------------------------ how to play
+async function loadHowTo(game) {
+  if (!RULES[game]) {
+    const res = await api("GET", `/api/games-rules/${encodeURIComponent(game)}`);
+    if (!res.ok) return;
+    RULES[game] = res.data;
+    if (state && state.game === game && !busy) drawTable(state, viewOf(state)); // the hands' ranks
+  }
+  drawHowTo(game);
+}
+
+function drawHowTo(game) {
+  const rules = RULES[game];
+  if (!rules) return;
+  $("howto-title").textContent = `How to play ${game}`;
+  $("howto-move").textContent = `Your moves: ${rules.how_to_move}.`;
+  // the server made this HTML from the game's rules.md, escaping every character of it
+  $("howto-rules").innerHTML = rules.html;
+  const box = $("howto-ranking");
+  if (!rules.ranking) { box.classList.add("hidden"); box.replaceChildren(); return; }
+  box.classList.remove("hidden");
+  const top = rules.ranking.filter((r) => r.value > 1);
+  const list = el("ol", { class: "ranking" }, ...top.map((r) => el("li", { "data-hand": r.hand },
+    diceRow(r.hand.split("-").map(Number), 18), ` ${r.hand} · ${r.value} token${r.value === 1 ? "" : "s"}`)));
+  box.replaceChildren(el("h3", {}, "Hands, from the best"), list,
+    el("p", { class: "muted small" }, `Then every other hand (${rules.ranking.length - top.length} of them), ` +
+      "worth 1, by its dice read high to low: 6-6-5 is the best of them and still below 2-2-1."));
+  markRanking();
+}
+
+// 421: the hands on the table, marked in the ranking.
+function markRanking() {
+  const on = new Set();
+  if (state && state.table && state.table.kind === "421" && state.table.round) {
+    for (const e of state.table.round.entries) if (e.hand) on.add(key(e.hand));
+  }
+  for (const li of document.querySelectorAll("#howto-ranking li[data-hand]")) li.classList.toggle("on", on.has(li.dataset.hand));
 }
 
 // ------------------------------------------------------------------ shared tables
@@ -773,6 +1033,8 @@ function readTable() {
 
 async function createTable() {
   if (!requestId) requestId = newRequestId(); // a second click sends the same request: one table
+  clearCoach();
+  lastMoves = {};
   const res = await api("POST", "/api/tables", { ...readTable(), request_id: requestId });
   if (!res.ok) { $("setup-error").textContent = res.data.error; return; }
   requestId = null;
@@ -933,19 +1195,20 @@ async function resume(id) {
 async function main() {
   const saved = localStorage.getItem("dice-arena-player");
   $("player").value = saved && NAME_RE.test(saved) ? saved : "guest";
-  $("player").addEventListener("change", () => {
-    const ok = NAME_RE.test($("player").value.trim());
-    $("player").classList.toggle("invalid", !ok);
-    if (ok) { localStorage.setItem("dice-arena-player", $("player").value.trim()); loadRecords(); }
-  });
+  $("player").addEventListener("change", checkName);
   const res = await api("GET", "/api/setup");
   SETUP = res.data;
   $("game-names").textContent = SETUP.games.map((g) => g.name).join(" · ");
   choice = { game: SETUP.games[0].name };
   renderSetup();
-  $("players").addEventListener("change", (e) => { choice.players = Number(e.target.value); renderSetup(); });
+  $("players").addEventListener("change", (e) => { choice.players = Number(e.target.value); requestId = null; renderSetup(); });
   $("seat").addEventListener("change", (e) => { choice.seat = e.target.value; renderSetup(); });
   $("start").addEventListener("click", startGame);
+  $("replay-prev").addEventListener("click", () => showReplayAt(replay.at - 1));
+  $("replay-next").addEventListener("click", () => showReplayAt(replay.at + 1));
+  $("replay-slider").addEventListener("input", (e) => showReplayAt(Number(e.target.value)));
+  $("replay-close").addEventListener("click", closeReplay);
+  $("replay-rematch").addEventListener("click", rematch);
   $("play-mode").addEventListener("click", (e) => {
     const b = e.target.closest("button");
     if (!b) return;
@@ -959,7 +1222,8 @@ async function main() {
     leaveTable();
     $("join").classList.add("hidden");
     history.replaceState(null, "", location.pathname + location.search);
-    state = null; gameId = null; coachData = null;
+    state = null; gameId = null; lastMoves = {};
+    clearCoach();
     showGame(false);
     renderSetup();
   });
