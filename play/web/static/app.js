@@ -142,7 +142,7 @@ function ordinal(n) {
 function statusWords(st, raw) {
   if (!raw || raw === "in") return "";
   const place = /^made 20, place (\d+)/.exec(raw);
-  if (place) return st.players === 2 ? "won" : `out (made 20, ${ordinal(Number(place[1]))} out)`;
+  if (place) return st.players === 2 ? "won" : `made 20, ${ordinal(Number(place[1]))} out`;
   if (raw === "loses") return "lost";
   if (raw === "out, a winner") return st.players === 2 ? "won" : "out (no tokens left: a winner)";
   return raw;
