@@ -1,8 +1,13 @@
 # The two commands of a fresh machine (README "Set up"):
 #   make train   creates .venv if missing, installs the project with the CPU build of torch,
 #                and trains the default game (ppo-420), unless that run is already trained
-#   make test    the same install, then the tests
+#   make test    the same install, then the whole test suite (what CI runs), in parallel
 # Both are idempotent: the install reruns only when pyproject.toml changes.
+# make check: the fast tier of the tests (about a minute on 2 cores): every test but those
+# marked slow, browser or ray (pyproject.toml [tool.pytest.ini_options] lists the markers);
+# the rules, the engines, the envs' conformance and the layer test are all in it.
+# Both test targets run pytest-xdist with JOBS processes (default auto: one per core; JOBS=0
+# runs in this one process) and fail a test that hangs past its timeout (120 s unless marked).
 # Other targets: make retrain (train again, replacing the run), make install, make clean-venv,
 # make lint (ruff check and format check), make docs (the documentation site into site/, mkdocs
 # build --strict; adds the docs extra),
@@ -26,7 +31,7 @@ RUN := checkpoints/ppo-420-seed0
 # torch 2.13.0's CPU wheel: on disk on the project's machines, else PyTorch's CPU index.
 TORCH_SOURCE := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: install train retrain test lint docs mutants clean-venv
+.PHONY: install train retrain test check lint docs mutants clean-venv
 
 install: $(STAMP)
 
@@ -55,8 +60,15 @@ $(RUN).json: $(STAMP)
 retrain: $(STAMP)
 	$(PY) -m train ppo-420 --overwrite $(ARGS)
 
+# pytest-xdist: JOBS worker processes; worksteal hands a worker's queued tests to one that is idle
+JOBS ?= auto
+XDIST = -n $(JOBS) --dist worksteal
+
 test: $(STAMP)
-	$(PY) -m pytest $(ARGS)
+	$(PY) -m pytest $(XDIST) $(ARGS)
+
+check: $(STAMP)
+	$(PY) -m pytest $(XDIST) -m "not slow and not browser and not ray" $(ARGS)
 
 # ruff: the linter and the format check (configured in pyproject.toml); `ruff format .` fixes the format
 lint: $(STAMP)

@@ -135,6 +135,7 @@ def test_the_malicious_zip_would_run_its_payload_if_unpickled(tmp_path):
     assert marker.exists()  # so the tests below would notice if --resume unpickled it
 
 
+@pytest.mark.slow
 def test_resume_never_reads_name_zip(saved, tmp_path, capsys):
     root = copy_run(saved, tmp_path)
     marker = tmp_path / "payload-ran"
@@ -234,6 +235,7 @@ def kill_in_second_save(tmp_path: Path, name: str, pause: str) -> None:
         process.stderr.close()
 
 
+@pytest.mark.slow
 def test_a_run_killed_in_the_middle_of_a_save_leaves_the_previous_checkpoint_whole(tmp_path, capsys):
     # The run's second save (its evaluation at step 2,112) pauses after writing the new
     # weights and is killed there.
@@ -250,6 +252,7 @@ def test_a_run_killed_in_the_middle_of_a_save_leaves_the_previous_checkpoint_who
     assert not list(ck.glob(".k.tmp-*")) and not (ck / "k.lock").exists()
 
 
+@pytest.mark.slow
 def test_a_run_killed_right_after_its_save_commits_reads_as_the_new_checkpoint(tmp_path, capsys):
     # The second save is killed after the new metadata is renamed into place (the
     # commit point) but before the new weights and state replace the old ones.
@@ -395,6 +398,7 @@ def test_a_link_at_a_checkpoint_file_is_replaced_not_written_through(saved, tmp_
 # --- 5. a resumed run reads as one run ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_resumed_run_keeps_its_history_and_its_clock(saved, tmp_path, capsys):
     root = copy_run(saved, tmp_path)
     ck = root / "ck"
@@ -415,6 +419,7 @@ def test_a_resumed_run_keeps_its_history_and_its_clock(saved, tmp_path, capsys):
     assert float(seconds) >= 10_000 and int(rate.replace(",", "")) <= after["timesteps"] / 10_000 + 1
 
 
+@pytest.mark.slow
 def test_ctrl_c_prints_a_complete_continue_command_and_a_second_one_does_not_lose_the_save(
     tmp_path, monkeypatch, capsys
 ):

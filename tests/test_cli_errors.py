@@ -266,6 +266,7 @@ def test_a_checkpoint_is_named_by_its_file_stem_at_the_table(capsys):
         ],
     ],
 )
+@pytest.mark.slow
 def test_a_reader_that_goes_away_ends_the_program_quietly(command, tmp_path):
     read, write = os.pipe()
     os.close(read)  # like `| head -1` once head has exited: every write fails with EPIPE
@@ -395,6 +396,7 @@ def _train_argv(tmp_path, *extra):
     ]
 
 
+@pytest.mark.slow
 def test_the_progress_bar_ends_at_the_steps_the_run_makes(tmp_path, capsys):
     # rollouts of 32 games x 64 steps = 2,048 steps: asked for 5,000, the run makes 6,144
     assert train_main(_train_argv(tmp_path)) == 0
@@ -423,6 +425,7 @@ def test_ctrl_c_closes_the_progress_bar_before_the_summary(tmp_path, capsys, mon
 
 
 # --- python -m train.plot ---------------------------------------------------------------------
+@pytest.mark.slow
 def test_plot_draws_both_shipped_runs_and_never_overwrites_by_default(tmp_path, monkeypatch, capsys):
     from train import plot
 

@@ -102,6 +102,7 @@ def test_every_state_and_observation_the_engine_reaches_is_in_the_tables(n_playe
     assert seen > 100
 
 
+@pytest.mark.slow
 def test_rampo_among_three_matches_the_engines_rampo():
     outcomes = x.rampo_outcomes(3)
     assert sum(outcomes.values()) == pytest.approx(1.0, abs=1e-12)
@@ -131,6 +132,7 @@ def test_the_charge_ends_as_the_engines_charge(n_players, pot):
     within(start, hits, n)
 
 
+@pytest.mark.slow
 def test_three_player_values_match_engine_games(bots):
     greedy, heuristic, random = bots
     values = x.evaluate_table([greedy, random, heuristic], pot=3).not_losing
@@ -300,6 +302,8 @@ class _ProbsOnly:
         return self.agent.action_probs(obs, masks)
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_a_network_is_tabulated_by_its_actions_as_by_its_probabilities(monkeypatch):
     from agents import ppo_agent
 

@@ -65,6 +65,7 @@ def test_one_mistake_costs_its_reach_times_its_price():
     assert loss.loss == pytest.approx(loss.reach * (loss.value_best - loss.value_played))
 
 
+@pytest.mark.slow
 def test_evaluate_explain_prints_the_breakdown_in_80_columns():
     out = io.StringIO()
     assert main(["evaluate", "420", "--agent", "greedy", "--exact", "--explain", "3"], out=out) == 0

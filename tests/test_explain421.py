@@ -19,6 +19,7 @@ def random_policy(pot: int, seed: int) -> Policy421:
 
 
 @pytest.mark.parametrize("pot, seed", [(3, 0), (6, 1), (15, 2)])
+@pytest.mark.slow
 def test_the_state_losses_add_up_to_the_exact_gap(pot, seed):
     policy = random_policy(pot, seed)
     b = explain(policy)
@@ -71,6 +72,7 @@ def test_one_wrong_move_is_found_where_it_was_made_and_costs_the_whole_gap(role)
     assert b.total - top.loss < 1e-12
 
 
+@pytest.mark.slow
 def test_the_report_fits_80_columns_and_names_the_largest_loss():
     b = explain(s.as_policy(make_agent("421", "heuristic")))
     lines = format_breakdown(b, top=5)

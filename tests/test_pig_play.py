@@ -110,6 +110,7 @@ def test_a_person_plays_in_the_terminal_through_the_view():
     assert all(len(line) <= 80 for line in text.splitlines())
 
 
+@pytest.mark.slow
 def test_evaluate_exact_gives_the_solver_figures(capsys):
     assert main(["evaluate", "pig", "--agent", "hold20", "--exact"]) == 0
     text = capsys.readouterr().out
@@ -127,6 +128,7 @@ def test_evaluate_simulated_and_a_game_without_a_table_evaluator_say_so(capsys):
     assert "pig offers no exact evaluation at a table of 3 players" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_tournament_gives_exact_heads_up_figures(capsys):
     assert main(["tournament", "pig", "--agents", "hold20,optimal", "--games", "10", "--seed", "1"]) == 0
     text = capsys.readouterr().out

@@ -37,6 +37,7 @@ def test_first_player_wins_0_5306_under_optimal_play(optimal):
     assert optimal.sweeps < 400
 
 
+@pytest.mark.slow
 def test_forbidding_the_pass_changes_no_value():
     """The project decision (rules.md): the engine forces the first roll of a turn."""
     for goal in (20, 100):
@@ -144,6 +145,7 @@ def test_plain_value_iteration_of_neller_and_pressers_model():
 # ---------------------------------------------------------------- Monte Carlo of the engine
 
 
+@pytest.mark.slow
 def test_monte_carlo_of_the_engine_with_the_optimal_bot(optimal):
     """Optimal against optimal, 1500 games through the engine's game loop: the first
     player's share of wins is within 4 standard errors of the exact figure."""
@@ -167,6 +169,7 @@ def test_best_reply_to_the_optimal_policy_gains_nothing(optimal):
     assert s.suboptimal_choices(reply.policy) == 0
 
 
+@pytest.mark.slow
 def test_hold20_figures(optimal, hold20):
     first, second = s.win_probabilities(hold20, optimal.policy)
     assert (first, second) == pytest.approx((0.4916579354532699, 0.428501569722896), abs=1e-9)

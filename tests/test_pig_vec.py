@@ -109,6 +109,7 @@ def first_games(env, agent, k):
     return (total.sum() / n + 1) / 2, n
 
 
+@pytest.mark.slow
 def test_sampled_win_rates_match_evaluate():
     goal = 60
     optimal = s.solve(goal)

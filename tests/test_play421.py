@@ -447,6 +447,7 @@ def test_evaluate_by_simulation_against_every_bot(capsys):
         assert int(cells[0][3]) == int(cells[1][3]) + int(cells[2][3])
 
 
+@pytest.mark.slow
 def test_evaluate_exact_prints_the_solver_figures_and_the_best_reply():
     from games.dice421 import solver as solver421
 

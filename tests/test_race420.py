@@ -181,6 +181,7 @@ def test_bad_policies_are_refused():
 
 # --- Monte Carlo games of the engine -------------------------------------------
 @pytest.mark.parametrize("n, first, games, seed", [(3, 0, 20_000, 3), (4, 1, 15_000, 4)])
+@pytest.mark.slow
 def test_engine_games_agree_with_the_exact_probabilities(n, first, games, seed, greedy_keeps):
     dice = RandomDice(seed)
     lost = np.zeros(n)

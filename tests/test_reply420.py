@@ -235,6 +235,7 @@ def test_evaluate_refuses_a_wrong_table_with_one_line():
     assert "\n" not in str(e.value)
 
 
+@pytest.mark.slow
 def test_seat_figures_are_the_tables_figures_of_one_seat_and_refuse_in_one_line():
     bots = [make_agent("420", name) for name in ("greedy", "optimal", "foundation")]
     every = R.table_figures(3, bots)
@@ -249,6 +250,7 @@ def test_seat_figures_are_the_tables_figures_of_one_seat_and_refuse_in_one_line(
     assert "\n" not in str(e.value)
 
 
+@pytest.mark.slow
 def test_own_hand_bots_become_the_tables_the_batched_env_plays():
     for name in ("greedy", "foundation", "optimal"):
         table = R.live_table(make_agent("420", name), 3)
@@ -286,6 +288,7 @@ def test_an_agent_not_declared_own_hand_is_asked_at_every_table_or_refused():
     assert "\n" not in str(e.value)
 
 
+@pytest.mark.slow
 def test_a_table_too_large_is_refused_before_any_round_is_solved(monkeypatch):
     """evaluate 420 --players 8 --exact solved rounds for minutes before its largest round
     was refused: the size of every seat's largest round is checked first."""

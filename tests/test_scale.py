@@ -47,6 +47,8 @@ def meta_of(folder: Path, name: str) -> dict:
     return json.loads((folder / f"{name}.json").read_text())
 
 
+@pytest.mark.ray
+@pytest.mark.timeout(600)
 def test_seed_study_runs_each_seed_as_an_ordinary_run(local_ray, tiny_preset, tmp_path, capsys):
     out = tmp_path / "study"
     assert train_main(["seeds", "ppo-420", "--seeds", "0-1", *TINY, "--out", str(out)]) == 0
@@ -100,6 +102,8 @@ def test_seed_study_runs_each_seed_as_an_ordinary_run(local_ray, tiny_preset, tm
     assert err.count("\n") == 1 and "ppo-420-seed1" in err and "--overwrite" in err
 
 
+@pytest.mark.ray
+@pytest.mark.timeout(600)
 def test_sweep_reports_trials_and_resumes_from_its_storage(local_ray, tiny_preset, tmp_path, capsys):
     import optuna
 

@@ -92,6 +92,7 @@ def test_snapshots_join_the_pool_oldest_first_as_training_goes(small_selfplay, t
     env.close()
 
 
+@pytest.mark.slow
 def test_a_self_play_run_saves_its_pool_and_resumes_against_it(small_selfplay, monkeypatch, tmp_path, capsys):
     # snapshots at 0 and 3,072 steps; the next is due at 6,144, after the resumed run ends
     preset = replace(small_selfplay, snapshot_every=3072)

@@ -90,26 +90,28 @@ def test_snapshots_are_frozen_copies_of_the_learner(small3, tmp_path):
     env.close()
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_a_three_player_run_reports_its_exact_tables_and_resumes(small3, tmp_path, capsys):
     assert train_main(argv(tmp_path, "s3", 4096)) == 0
     out = capsys.readouterr().out
     assert "P(not losing), 3 players, pot 4 (exact; fair share 0.6667)" in out
     meta = json.loads((tmp_path / "ck" / "s3.json").read_text())
     agent = agents.make_agent("421", str(tmp_path / "ck" / "s3.pt"))
+    mine = exact421n.AgentTable(agent)  # the network asked once, for every table below
     figures = meta["exact"]
     # every bot that plays pot 4 (not exact3, made for pot 15), each in both other seats
     for name in ("heuristic", "greedy421", "cautious"):
-        bot = agents.make_agent("421", name)
-        exact = exact421n.evaluate_table([agent, bot, bot], pot=POT).not_losing[0]
-        best = exact421n.best_reply([bot] * 3, 0, pot=POT).value
+        bot = exact421n.AgentTable(agents.make_agent("421", name))
+        exact = exact421n.evaluate_table([mine, bot, bot], pot=POT).not_losing[0]
+        best = exact421n.best_reply([mine, bot, bot], 0, pot=POT).value
         assert figures[f"table_vs_{name}_{name}"] == pytest.approx(exact, abs=1e-12)
         assert figures[f"table_regret_vs_{name}_{name}_pp"] == pytest.approx(100 * (best - exact), abs=1e-9)
         assert f"  with {name} and {name}: {exact:.6f}   (regret " in out
     assert figures["table_regret_pp"] == figures["table_regret_vs_heuristic_heuristic_pp"]
     assert not any("exact3" in key for key in figures)
     own = (
-        exact421n.best_reply([agent] * 3, 0, pot=POT).value
-        - exact421n.evaluate_table([agent] * 3, pot=POT).not_losing[0]
+        exact421n.best_reply([mine] * 3, 0, pot=POT).value - exact421n.evaluate_table([mine] * 3, pot=POT).not_losing[0]
     )
     assert figures["table_own_regret_pp"] == pytest.approx(100 * own, abs=1e-9)
     assert "at its own table (itself in every seat): regret" in out
@@ -157,6 +159,7 @@ def small420(monkeypatch):
     return small
 
 
+@pytest.mark.slow
 def test_a_four_player_420_run_plays_its_pool_and_says_why_its_figure_is_sampled(small420, tmp_path, capsys):
     config = RunConfig(small420, timesteps=4096, seed=3, n_envs=32, logdir=tmp_path, checkpoint_dir=tmp_path, name="f")
     env = make_env(config)

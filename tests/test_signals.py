@@ -129,6 +129,7 @@ def test_a_signal_while_a_study_starts_ends_it_in_one_line(tmp_path, command, si
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.slow
 def test_a_signal_while_train_trains_saves_the_run_and_removes_its_lock(tmp_path, signum, capsys):
     from train.__main__ import main as train_main
 
@@ -160,6 +161,7 @@ def test_a_signal_while_train_trains_saves_the_run_and_removes_its_lock(tmp_path
 # --- a lock left by a process that is gone ----------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_lock_of_a_killed_run_is_taken_over_and_said_so(tmp_path, capsys):
     from train.__main__ import main as train_main
 
@@ -235,6 +237,7 @@ def test_seed_study_files_are_written_atomically_and_replaced_only_with_overwrit
         seeds.check_outputs(tmp_path, overwrite=True)
 
 
+@pytest.mark.ray
 def test_a_seed_study_over_an_earlier_study_file_is_refused_before_ray(tmp_path, capsys):
     pytest.importorskip("ray")
     pytest.importorskip("optuna")
@@ -295,6 +298,7 @@ def test_the_sweep_file_is_never_read_or_written_through_a_link_a_fifo_or_a_devi
         load_records(tmp_path, "s")
 
 
+@pytest.mark.ray
 def test_a_sweep_over_a_bad_or_foreign_sweep_file_is_refused_before_ray(tmp_path, capsys):
     pytest.importorskip("ray")
     pytest.importorskip("optuna")

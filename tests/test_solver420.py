@@ -128,6 +128,7 @@ def test_exact_strength_against_opponent_tables_by_name():
     assert s.exact_strength(OptimalAgent(), {}) == {}
 
 
+@pytest.mark.slow
 def test_exact_figures_agree_with_monte_carlo_through_the_engine():
     """Greedy (Red) vs foundation (Blue): exact value vs 20,000 engine games."""
     greedy, foundation = s.policy_table(GreedyAgent()), s.policy_table(FoundationAgent())

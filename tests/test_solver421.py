@@ -336,6 +336,7 @@ def _z(hits: float, expected: float, variance: float) -> float:
     return abs(hits - expected) / math.sqrt(variance)
 
 
+@pytest.mark.slow
 def test_engine_games_from_a_discharge_state_agree_with_the_exact_values():
     """Seat 0 leads holding 2 of 5 tokens (a scripted charge: every charge hand worth 1),
     optimal against random: the engine's win rate vs discharge_values, both ways round."""

@@ -241,6 +241,7 @@ def test_policy_table_is_named_after_the_agent_and_reports_where_an_agent_fails(
     assert str(info.value) == f"illegal puts probability 1 on illegal actions at {where}"
 
 
+@pytest.mark.slow
 def test_the_pot_15_defaults():
     fifteen = s.solve(15).policy()
     agent = s.OptimalAgent421()

@@ -148,6 +148,7 @@ class Peeker:
         return int(legal[0] if obs[4] == 1 else legal[-1])
 
 
+@pytest.mark.slow
 def test_an_agent_that_looks_at_other_hands_gets_no_exact_n_player_figure():
     with pytest.raises(NoExactFigure, match="own hand"):
         exact_race_420(
@@ -182,6 +183,7 @@ def test_heads_up_ratings_put_a_clearly_stronger_bot_above_random():
     assert t.ranking() == [1, 0]
 
 
+@pytest.mark.slow
 def test_multiplayer_ratings_put_clearly_stronger_bots_above_random():
     t = T.run_tournament("421", entries("421", ["random", "heuristic", "cautious"]), 3, 50, seed=2, exact=False)
     skill = t.openskill

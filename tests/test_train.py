@@ -108,6 +108,7 @@ def test_resume_without_a_saved_run_is_explained(tmp_path, capsys):
     assert "no saved run" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_same_seed_same_training_run(tmp_path):
     def run(name):
         train_main(
@@ -167,6 +168,8 @@ def test_help_lists_the_presets(capsys):
     assert "ppo-420" in capsys.readouterr().out
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_ppo421_smoke_run_logs_exact_evaluation_and_saves_a_playable_checkpoint(tmp_path):
     from helpers import played
 
@@ -293,6 +296,7 @@ def test_a_run_stops_right_after_the_update_that_makes_it_optimal(tmp_path):
     assert evals.history[0]["suboptimal_choices"] > 0 and evals.history[-1]["suboptimal_choices"] == 0
 
 
+@pytest.mark.slow
 def test_threads_are_recorded_and_a_bad_count_is_one_line(tmp_path, capsys):
     args = [
         "ppo-420",

@@ -39,7 +39,10 @@ CHROMIUM = next(
     ),
     None,
 )
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (Debian: apt-get install chromium)")
+pytestmark = [
+    pytest.mark.browser,  # left out of make check
+    pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (Debian: apt-get install chromium)"),
+]
 
 FLAGS = [
     "--headless",

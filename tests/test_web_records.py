@@ -533,6 +533,7 @@ def test_the_seed_of_a_game_in_play_is_never_sent_and_is_shown_once_over(tmp_pat
 # ----------------------------------------------------------------------------- the command's address
 
 
+@pytest.mark.slow
 def test_port_0_prints_the_port_the_server_listens_on(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "play.web", "--port", "0", "--db", str(tmp_path / "r.sqlite3")],
