@@ -1,9 +1,59 @@
-"""python -m train.bench: every environment measurement runs and reports a rate; the
-batched Pig env is printed next to OpenSpiel's pig with their ratio."""
+"""python -m train.bench: every environment measurement reports the steps it made over
+the time it measured; the batched Pig env is printed next to OpenSpiel's pig with their
+ratio.  Speed is measured by the command, not by tests: here the bench's clock is one
+that moves on by a fixed time per decision made, so each figure is known exactly."""
+
+import types
 
 import pytest
 
 from train import bench
+
+SECONDS = 0.2
+SINGLE_TICK = SECONDS / bench.WINDOWS / 150  # seconds per step of a single env: one call (200 steps) a window
+BATCHED_TICK = SECONDS / bench.WINDOWS / (3 * bench.N_ENVS)  # per decision of a batched env: 3 steps a window
+
+
+class WorkClock:
+    """Replaces ``bench.time``: ``perf_counter`` reads the work done so far, each step of a
+    single env ``SINGLE_TICK`` seconds and each game's decision in a step of a batched env
+    ``BATCHED_TICK``.  Steps and finished games are counted where the envs are stepped,
+    apart from the bench's own counts."""
+
+    def __init__(self, monkeypatch):
+        self.now, self.ticks, self.decisions, self.games = 0.0, set(), 0, 0
+        monkeypatch.setattr(bench, "time", types.SimpleNamespace(perf_counter=lambda: self.now))
+        single, batched = bench._single_env, bench._batched_env
+
+        def single_env(env, choose, seconds):
+            self._count(env, SINGLE_TICK, lambda out: 1, lambda out: 0)
+            return single(env, choose, seconds)
+
+        def batched_env(venv, seconds, tally=None):
+            self._count(venv, BATCHED_TICK, lambda out: venv.num_envs, lambda out: int(out[2].sum()))
+            return batched(venv, seconds, tally)
+
+        monkeypatch.setattr(bench, "_single_env", single_env)
+        monkeypatch.setattr(bench, "_batched_env", batched_env)
+
+    def _count(self, env, tick, decisions_of, games_of):
+        step = env.step
+
+        def counting_step(action):
+            out = step(action)
+            decisions = decisions_of(out)
+            self.decisions += decisions
+            self.games += games_of(out)
+            self.now += tick * decisions
+            return out
+
+        env.step = counting_step
+        self.ticks.add(tick)
+
+    def rate(self) -> float:
+        """The steps per second of the clock: 1 / the tick of the measurement."""
+        (tick,) = self.ticks
+        return 1.0 / tick
 
 
 def _rate(value):
@@ -11,9 +61,14 @@ def _rate(value):
 
 
 @pytest.mark.parametrize("name", [n for n in bench.MEASURES if not n.startswith(("train", "OpenSpiel"))])
-def test_environment_measurements_run(name):
-    rate = _rate(bench.MEASURES[name](0.2))
-    assert rate > 0  # a figure, not a speed target: speed is measured by the command, not by tests
+def test_environment_measurements_report_the_steps_they_made_over_the_time_they_took(name, monkeypatch):
+    clock = WorkClock(monkeypatch)
+    value = bench.MEASURES[name](SECONDS)
+    assert _rate(value) == pytest.approx(clock.rate(), rel=1e-9)  # a step miscounted would move it
+    assert clock.now == pytest.approx(clock.decisions / clock.rate(), rel=1e-9)
+    assert clock.now >= SECONDS * (1 - 1e-9)  # every window ran its time
+    if isinstance(value, tuple):  # a batched env's decisions per finished game, over all windows
+        assert clock.games > 0 and value[1]["steps_per_game"] == clock.decisions / clock.games
 
 
 def test_every_registered_batched_env_is_measured():
@@ -47,11 +102,12 @@ def _run(monkeypatch, capsys, openspiel):
 
 def test_pig_is_printed_next_to_openspiel(monkeypatch, capsys):
     notes = {"nodes_per_s": 150.0, "decisions_per_game": 121.0, "nodes_per_game": 181.0}
+    WorkClock(monkeypatch)
     out = _run(monkeypatch, capsys, lambda seconds: (100.0, notes))
     ours = bench.batched_name("pig")
     line = next(line for line in out.splitlines() if line.startswith(ours))
     rate = float(line[len(ours) :].split()[0].replace(",", ""))
-    assert rate > 0
+    assert rate == round(1 / BATCHED_TICK)  # the batched env's steps over the clock's time, to the step
     assert f"{bench.OPENSPIEL_NODES:<52}          150" in out  # the old figure, kept for 420 and 421
     ratio = next(line for line in out.splitlines() if line.startswith(f"batched pig env / {bench.OPENSPIEL}: "))
     # the ratio is of the unrounded rate; the line shows it rounded to whole decisions a second

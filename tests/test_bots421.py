@@ -107,11 +107,13 @@ def loss_rate(bot, opponent, games, first_seed=0):
     return lost / games
 
 
+@pytest.mark.slow
 def test_heuristic_beats_random_clearly():
     # Measured: heuristic loses about 16% of 2,000 heads-up games to random.
     assert loss_rate(HeuristicAgent(), RandomAgent(0), 2000) < 0.25
 
 
+@pytest.mark.slow
 def test_heuristic_beats_the_simpler_bots():
     # Measured over 2,000 games: about 44% against greedy421, 42% against cautious.
     heuristic = HeuristicAgent()
@@ -119,6 +121,7 @@ def test_heuristic_beats_the_simpler_bots():
     assert loss_rate(heuristic, CautiousAgent(), 800, first_seed=20_000) < 0.49
 
 
+@pytest.mark.slow
 def test_heuristic_leads_three_player_tables_against_random():
     lost = [0, 0, 0]
     for i in range(300):
@@ -197,15 +200,45 @@ def test_greedy421_keeps_ones_fours_and_twos():
 
 
 def test_bots_play_inside_the_env():
+    """Each bot plays three-player games in the env against copies of itself: it is asked
+    only at its own turns, shown its own dice and the engine's legal moves; each action it
+    picks is legal and is what the game plays for its seat (a STOP, or a reroll keeping
+    those dice; never the env's fallback); no token is made or lost, and a game ends +1
+    with the agent out of tokens among the winners, or -1 with it holding every token."""
     for name in BOT_NAMES_421:
         env = Dice421Env(opponent=make_agent("421", name, seed=1), n_players=3)
         bot = make_agent("421", name, seed=0)
+        decisions = 0
         for seed in range(5):
             obs, info = env.reset(seed=seed)
-            term = False
+            seat, term = info["seat"], False
             while not term:
-                action = g.STOP if info["decided"] else bot.act(obs, info["action_mask"])
-                obs, _, term, _, info = env.step(action)
+                assert sum(info["tokens"]) + env.game.pot == env.pot
+                decided = info["decided"]
+                if decided:
+                    action = g.STOP  # the only action the mask allows: the step returns the outcome
+                else:
+                    game, mask = env.game, info["action_mask"]
+                    assert game.current_player == seat and codec421.decode(obs).hand == game.dice_in_hand
+                    assert np.array_equal(mask, codec421.legal_mask(game.legal_actions()))
+                    action = bot.act(obs, mask)
+                    assert mask[action], (name, action)
+                    seen, decisions = len(game.events), decisions + 1
+                obs, reward, term, _, info = env.step(action)
+                assert "illegal_action" not in info
+                if not decided:
+                    event = env.game.events[seen]  # the first thing the game did after the agent's choice
+                    assert event["seat"] == seat
+                    if action == g.STOP:
+                        assert event["type"] == "stop"
+                    else:
+                        assert event["type"] == "reroll" and event["keep"] == g.keep_for_action(action)
+            assert sum(info["tokens"]) + env.game.pot == env.pot
+            if reward == 1.0:
+                assert info["tokens"][seat] == 0 and seat in info["winners"]
+            else:
+                assert reward == -1.0 and info["tokens"][seat] == env.pot and info["loser"] == seat
+        assert decisions >= 5, name
 
 
 def test_keep_transitions_are_exact_distributions():

@@ -410,8 +410,39 @@ def test_batched_env_rejects_illegal_actions():
 
 
 def test_random_agent_opponent_table_is_a_valid_stochastic_opponent():
+    """RandomAgent's table is uniform over the legal keeps of every decision (and nothing
+    else); the batched env that plays it as the opponent ends its games with rewards +1 and
+    -1 only, at the frequencies the solver gives the optimal policy against that table, in
+    each seat (figures far from the ones against the optimal opponent, so a table the env
+    ignored would show)."""
     table = solver420.policy_table(RandomAgent(0))
-    venv = Vec420Env(32, table, seed=0)
-    venv.reset()
-    for _ in range(100):
-        venv.step(get_action_masks(venv).argmax(axis=1))
+    solver420.check_policy(table)
+    hands, _ = np.nonzero(solver420.DECISION)
+    legal = codec420.LEGAL_MASKS[hands]
+    rows = table[solver420.DECISION]
+    assert np.array_equal(rows > 0, legal)  # every legal keep, and only those
+    assert np.allclose(rows, legal / legal.sum(axis=1, keepdims=True), rtol=0, atol=1e-15)
+    assert not table[~solver420.DECISION].any()
+    solution = solver420.solve()
+    exact = solver420.win_probabilities(solution.policy_table(), table)  # (as Red, as Blue)
+    against_optimal = solver420.win_probabilities(solution.policy_table(), solution.policy_table())
+    venv = Vec420Env(1000, table, agent_seat="random", seed=5)
+    obs = venv.reset()
+    outcomes = {0: [0, 0], 1: [0, 0]}  # by the agent's seat: wins, losses
+    n = 0
+    while n < 30_000:
+        own, opp = (codec420.CODE_TO_HAND[(obs[:, k : k + 4] - 1) @ codec420.POWERS] for k in (0, 4))
+        actions = np.where(venv.decided, 0, solution.policy[own, opp])
+        seats = venv.seat.copy()
+        obs, rewards, dones, _ = venv.step(actions)
+        assert set(np.unique(rewards[dones])) <= {-1.0, 1.0} and not rewards[~dones].any()
+        for seat in (0, 1):
+            outcomes[seat][0] += int(np.count_nonzero(dones & (seats == seat) & (rewards > 0)))
+            outcomes[seat][1] += int(np.count_nonzero(dones & (seats == seat) & (rewards < 0)))
+        n += int(np.count_nonzero(dones))
+    for seat in (0, 1):
+        wins, losses = outcomes[seat]
+        p, n_games = exact[seat], wins + losses
+        se = (p * (1 - p) / n_games) ** 0.5
+        assert abs(wins / n_games - p) < 4 * se, (seat, wins / n_games, p)
+        assert abs(p - against_optimal[seat]) > 10 * se  # the table makes the difference

@@ -262,15 +262,27 @@ def test_short_match_prints_rates_and_intervals_reproducibly(capsys):
 
 
 def test_play_match_alternates_seats_and_replays_with_random_bots():
-    def run():
-        return matches.play_match("420", make_agent("420", "random", 1), make_agent("420", "random", 2), 50, seed=9)
+    def run(seed):
+        finishes = []  # each game's seating and finishing order, by player
+        result = matches.play_match_n(
+            "420",
+            (make_agent("420", "random", 1), make_agent("420", "random", 2)),
+            50,
+            seed=seed,
+            on_game=lambda seating, finish: finishes.append((seating, finish)),
+        )
+        return result, finishes
 
-    a, b = run(), run()
-    assert np.array_equal(a.wins, b.wins)
+    (a, games_a), (b, games_b) = run(9), run(9)
+    assert np.array_equal(a.wins, b.wins) and games_a == games_b  # the seed replays every game
     assert a.games.tolist() == [[25, 25], [25, 25]]
     assert a.wins[0, 0] + a.wins[1, 1] == 25  # each game has one winner
-    c = matches.play_match("420", make_agent("420", "random", 1), make_agent("420", "random", 2), 50, seed=10)
-    assert not np.array_equal(a.wins, c.wins) or True  # different seeds may coincide; no assertion on chance
+    assert [seating for seating, _ in games_a] == [(0, 1), (1, 0)] * 25  # the players swap seats every game
+    assert [finish[-1] for _, finish in games_a].count(0) == 50 - a.wins[0].sum()  # the loser finishes last
+    c, games_c = run(10)
+    # another seed, other dice: the same 50 winners in a row would be a 1 in 2^50 chance
+    assert [finish for _, finish in games_c] != [finish for _, finish in games_a]
+    assert c.games.tolist() == a.games.tolist()
 
 
 # --- evaluate and export ---------------------------------------------------------------
