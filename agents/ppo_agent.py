@@ -32,6 +32,7 @@ import hashlib
 import io
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -254,6 +255,8 @@ def check_weights(state: Any, policy: torch.nn.Module, path: Path | str) -> dict
         raise CheckpointError(f"{path}: tensor {field!r} {why}")
     for key, want in expected.items():
         got = state[key]
+        if isinstance(got, torch.Tensor) and got.layout != torch.strided:
+            raise CheckpointError(f"{path}: tensor {key!r} is {got.layout}, not a dense tensor")
         if not isinstance(got, torch.Tensor) or not got.is_floating_point():
             raise CheckpointError(
                 f"{path}: {key!r} is {type(got).__name__ if not isinstance(got, torch.Tensor) else got.dtype}, not a "
@@ -273,7 +276,9 @@ def load_tensors(data: bytes, what: str) -> Any:
     """``torch.load`` of tensors and plain values only (``weights_only``: no code runs),
     every failure as one ``CheckpointError`` line: "cannot read WHAT: ..."."""
     try:
-        return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns about a foreign pickle protocol before it refuses
+            warnings.simplefilter("ignore")
+            return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many kinds for a bad file
         raise CheckpointError(f"cannot read {what}: {type(e).__name__}: {str(e)[:200]}") from None
 

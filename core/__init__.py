@@ -10,11 +10,17 @@ Python and numpy: no RL import.
 --version`` print it; ``"0+unknown"`` when the project runs uninstalled.
 """
 
-from importlib.metadata import PackageNotFoundError, version as _version
+def __getattr__(name: str):
+    """``core.__version__``, read from the distribution's metadata when first asked for
+    (importing ``importlib.metadata`` at start-up costs the programs' first milliseconds,
+    before they can meet a Ctrl-C in one line)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'core' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
 
-try:
-    __version__: str = _version("dice-arena")
-except PackageNotFoundError:  # run from a checkout that was never installed
-    __version__ = "0+unknown"
-
-del PackageNotFoundError, _version
+    try:
+        value = version("dice-arena")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        value = "0+unknown"
+    globals()["__version__"] = value
+    return value

@@ -133,6 +133,11 @@ def _on_stop_signal(signum, frame) -> None:
     _note_signal(signum)
     if _STOP["raise"]:
         raise KeyboardInterrupt
+    for stream in (sys.stdout, sys.stderr):  # what the program printed before is not lost
+        try:
+            stream.flush()
+        except (OSError, ValueError, RuntimeError):
+            pass
     _write_line(f"{_STOP['message']} ({signal_label(signum)})")
     os._exit(stop_status(signum))
 
@@ -158,6 +163,15 @@ def stop_signals_raise() -> None:
     _STOP["raise"] = True
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _on_stop_signal)
+
+
+def stop_signals_done(message: str) -> None:
+    """The program's work is done and saved: from now on SIGINT and SIGTERM end it at once
+    again, with the one line ``message`` (and the signal's name) and status 128 + N,
+    instead of raising ``KeyboardInterrupt`` into its exit (or into a library's clean-up
+    at exit, which prints a traceback).  Nothing unless the program installed its handlers."""
+    if _STOP["installed"]:
+        _STOP.update({"raise": False, "message": message})
 
 
 class SignalsHeld:

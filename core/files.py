@@ -215,7 +215,11 @@ def check_output(path: os.PathLike | str, force: bool = False, what: str = "file
     is refused even with ``force``, and so is a folder that does not exist."""
     if isinstance(path, str) and not path.strip():
         raise FileRefused(f"{path!r}: give the name of the {what} to write")
+    if isinstance(path, str) and path.endswith(("/", os.sep)):
+        raise FileRefused(f"{path}: ends with '/', a folder's name; give the name of the {what} to write")
     path = Path(path)
+    if not path.name.strip():
+        raise FileRefused(f"{str(path)!r}: a blank name; give the name of the {what} to write")
     name = shown(path)
     folder = path.parent
     try:

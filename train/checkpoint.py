@@ -41,6 +41,7 @@ import math
 import os
 import random
 import re
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
@@ -159,13 +160,19 @@ class RunLock:
 
     def acquire(self) -> RunLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         while True:
             existed = os.path.lexists(self.path)
             try:
                 fd = os.open(self.path, flags, 0o666)
             except OSError as e:
                 raise RunError(f"cannot lock run {self.name!r}: {self.path}: {e.strerror}") from None
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device at that name: never ours
+                os.close(fd)
+                raise RunError(
+                    f"cannot lock run {self.name!r}: {self.path} is not a regular file; "
+                    "remove it or pick another --name"
+                )
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

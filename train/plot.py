@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -91,8 +92,24 @@ def _final_point(meta: dict[str, Any], history: list[dict[str, Any]], keys: list
     return [{"timesteps": steps, "wall_seconds": wall, **{k: exact[k] for k in keys}}]
 
 
+MAX_ABS = 1e12  # seconds, steps and gaps beyond this are not a run's (and overflow the drawing)
+
+
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite number of plausible size (a huge int or float is no run's figure)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value) and abs(value) <= MAX_ABS
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _plain(text: str, limit: int = 80) -> str:
+    """A run's name or game as a label: cut to ``limit`` characters, with ``$`` escaped
+    (matplotlib reads ``$...$`` as mathematics, and a bad formula fails the drawing)."""
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return text.replace("$", r"\$")
 
 
 def check_out(out: Path, force: bool) -> Path:
@@ -104,9 +121,9 @@ def check_out(out: Path, force: bool) -> Path:
         raise PlotError(f"--out {e}") from None
 
 
-def plot(runs: list[Path], out: Path, force: bool = False) -> Path:
+def plot(runs: list[Path], out: Path | str, force: bool = False) -> Path:
     """Draw the runs' gaps to ``out`` (written atomically); raises :class:`PlotError`."""
-    check_out(out, force)
+    out = check_out(out, force)
     series = read_runs(runs)
     import matplotlib
 
@@ -120,8 +137,8 @@ def plot(runs: list[Path], out: Path, force: bool = False) -> Path:
         for key in keys:
             gaps = [max(abs(h[key]), FLOOR) for h in history]
             exact_zero = exact_zero or min(gaps) == FLOOR
-            ax.plot(seconds, gaps, marker=".", label=f"{name} ({game}, {gap_label(key)})")
-    games = sorted({game for _, game, _, _ in series})
+            ax.plot(seconds, gaps, marker=".", label=_plain(f"{name} ({game}, {gap_label(key)})", 120))
+    games = sorted({_plain(game) for _, game, _, _ in series})
     ax.set_yscale("log")
     ax.set_xlabel("wall-clock seconds of training (2-core CPU)")
     ax.set_ylabel("gap to optimal win probability (pp)")
@@ -131,7 +148,14 @@ def plot(runs: list[Path], out: Path, force: bool = False) -> Path:
     )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    fig.tight_layout()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "tight layout not applied" for very long labels
+            fig.tight_layout()
+            fig.canvas.draw()  # any failure of the drawing is met here, before the file is opened
+    except (ValueError, OverflowError, RuntimeError) as e:
+        plt.close(fig)
+        raise PlotError(f"cannot draw these runs ({type(e).__name__}: {str(e).splitlines()[0][:100]})") from None
     try:
         with output_file(out, force, "PNG file") as f:
             fig.savefig(f, dpi=110, format="png")
@@ -150,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("runs", nargs="+", type=Path, help="checkpoint metadata files (NAME.json) of runs to plot")
     parser.add_argument(
-        "--out", type=Path, default=DEFAULT_OUT, help=f"PNG to write (default: {DEFAULT_OUT} in the current folder)"
+        "--out", default=str(DEFAULT_OUT), help=f"PNG to write (default: {DEFAULT_OUT} in the current folder)"
     )
     parser.add_argument("--force", action="store_true", help="replace --out if it exists")
     args = parser.parse_args(argv)

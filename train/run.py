@@ -30,7 +30,7 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList, Progr
 import agents
 import games
 from agents.ppo_agent import PPOAgent, policy_class_from, policy_kwargs_from
-from core.cli import SignalsHeld, signal_label, stop_signal
+from core.cli import SignalsHeld, signal_label, stop_signal, stop_signals_done
 from train import checkpoint
 from train.checkpoint import RunError
 from train.fast import BatchedMaskablePPO, EpisodeMonitor
@@ -332,13 +332,17 @@ def train(config: RunConfig) -> dict[str, Any]:
             f"--resume: no saved run at {config.checkpoint_dir / config.name}.json "
             f"(no folder {config.checkpoint_dir}; train once without --resume first)"
         )
-    with checkpoint.RunLock(config.checkpoint_dir, config.name):
+    lock = checkpoint.RunLock(config.checkpoint_dir, config.name)
+    with lock:
         config, meta = prepare(config)
         torch.set_num_threads(config.torch_threads)
-        return _train(config, meta)
+        return _train(config, meta, lock.release)
 
 
-def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
+def _train(config: RunConfig, meta: dict[str, Any] | None, release=lambda: None) -> dict[str, Any]:
+    """The run, from its env to its saved checkpoint; ``release`` (the lock's) is called
+    once it is saved, while signals still wait, and from then on a signal ends the
+    program at once in one line (``core.cli.stop_signals_done``): nothing is left to save."""
     started = time.time()
     env = make_env(config)
     model = build_model(config, env)
@@ -399,6 +403,8 @@ def _train(config: RunConfig, meta: dict[str, Any] | None) -> dict[str, Any]:
         print_results(config, summary)
         if interrupted:
             print(f"continue with: {continue_command(config)}", flush=True)
+        release()
+        stop_signals_done(f"interrupted as it ended: run {config.name} is saved")
     summary["interrupted"] = interrupted or held.caught is not None
     return summary
 

@@ -249,8 +249,8 @@ def load(path: Path) -> ReplyTables:
         if key != "metadata" and arrays[key].shape != want_shape:
             refuse(f"{key} must have shape {want_shape} at pot {pot}, got {arrays[key].shape}")
     rows, position = arrays["rows"], roles(pot)[0]
-    if not 1 <= len(rows) <= MAX_ROWS:
-        refuse(f"rows must hold 1..{MAX_ROWS} rows, got {len(rows)}")
+    if not 0 <= len(rows) <= MAX_ROWS:
+        refuse(f"rows must hold at most {MAX_ROWS} rows, got {len(rows)}")
     bad = ~FOLLOWER_LEGAL[np.arange(N_HANDS), np.minimum(rows, N_ACTIONS - 1)] | (rows >= N_ACTIONS)
     if bad.any():
         r, h = np.argwhere(bad)[0]
