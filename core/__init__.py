@@ -10,6 +10,7 @@ Python and numpy: no RL import.
 --version`` print it; ``"0+unknown"`` when the project runs uninstalled.
 """
 
+
 def __getattr__(name: str):
     """``core.__version__``, read from the distribution's metadata when first asked for
     (importing ``importlib.metadata`` at start-up costs the programs' first milliseconds,
