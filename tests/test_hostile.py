@@ -175,3 +175,17 @@ def test_a_signal_as_train_ends_leaves_the_run_saved_and_says_so(tmp_path, delay
     }
     assert proc.returncode != 130 or err.strip().splitlines()[-1] in said, err
     assert sorted(p.name for p in ck.iterdir()) == ["r1.json", "r1.pt", "r1.state"]
+
+
+def test_an_empty_records_path_is_refused_not_read_as_the_default(tmp_path, monkeypatch, capsys):
+    """play web --db "" opened the default records file in the user's home folder."""
+    pytest.importorskip("fastapi")
+    from play.web import cli
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    args = cli.argparse.Namespace(db="", host="127.0.0.1", port=0)
+    assert cli.run(args) == 2
+    assert capsys.readouterr().err.strip() == (
+        "python -m play web: error: --db '': give the path of the records file (or leave --db out)"
+    )
+    assert list(tmp_path.iterdir()) == []

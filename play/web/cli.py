@@ -93,7 +93,10 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: Optional[TextIO
     except ImportError as e:
         print(f"python -m play web needs the web extra: pip install -e '.[web]' ({e})", file=err)
         return 2
-    db = args.db or str(default_db_path())
+    if args.db is not None and not args.db.strip():
+        print("python -m play web: error: --db '': give the path of the records file (or leave --db out)", file=err)
+        return 2
+    db = args.db if args.db is not None else str(default_db_path())
     try:
         app = create_app(db)
     except RecordsError as e:
