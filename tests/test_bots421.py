@@ -550,6 +550,7 @@ def three_player_decisions():
 
 
 @pytest.mark.parametrize("name", ["heuristic", "cautious"])
+@pytest.mark.slow
 def test_action_probs_plans_three_player_decisions_of_real_games(name, three_player_decisions, monkeypatch):
     bot = make_agent("421", name)
     obs, masks = three_player_decisions
@@ -586,6 +587,7 @@ def test_action_probs_plans_every_decision_of_three_player_situations(name, monk
 
 
 @pytest.mark.parametrize("name", ["heuristic", "cautious"])
+@pytest.mark.slow
 def test_action_probs_is_act_at_odd_three_player_observations(name, three_player_decisions):
     # The odd corners again, both other slots changed: who leads, who is in, who has played.
     bot = make_agent("421", name)

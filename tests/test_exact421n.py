@@ -41,6 +41,7 @@ def within(exact: np.ndarray, hits: np.ndarray, n: int) -> None:
 
 
 @pytest.mark.parametrize("pot", [1, 2, 7])
+@pytest.mark.slow
 def test_two_players_give_the_two_player_solvers_figures(pot):
     a, b = HeuristicAgent(), RandomAgent(0)
     pa, pb = solver421.policy_table(a, pot), solver421.policy_table(b, pot)
@@ -71,6 +72,7 @@ def _decisions(game: g.Game421):
 
 
 @pytest.mark.parametrize("n_players, pot, whole_tables", [(3, 6, True), (2, 6, True), (3, 15, False)])
+@pytest.mark.slow
 def test_every_state_and_observation_the_engine_reaches_is_in_the_tables(n_players, pot, whole_tables):
     """Random games: every discharge round starts in a state of the layout, and at each
     decision the observation the engine shows is the one the table asks the agent at
@@ -157,6 +159,7 @@ def test_one_token_and_symmetric_tables(bots):
     assert values == pytest.approx([2 / 3] * 3, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_a_best_reply_is_a_policy_worth_its_value_and_no_bot_beats_it(bots):
     """The reply played as a table at its seat is worth exactly the reported value; it is at
     least every bot's value there, state by state and in all; and it settles within the tolerance."""

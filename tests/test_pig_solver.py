@@ -162,6 +162,7 @@ def test_evaluate_optimal_against_itself_is_the_solved_value(optimal):
     assert s.evaluate(optimal.policy, optimal.policy) == pytest.approx(optimal.first_win, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_best_reply_to_the_optimal_policy_gains_nothing(optimal):
     reply = s.best_reply(optimal.policy)
     assert reply.first == pytest.approx(optimal.first_win, abs=1e-12)
@@ -227,6 +228,7 @@ class ActOnly:
         return self.agent.act(obs, mask)
 
 
+@pytest.mark.slow
 def test_policy_tables_of_the_bots(optimal):
     goal = 30
     decision = s.decision_mask(goal)

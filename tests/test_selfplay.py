@@ -68,6 +68,7 @@ def test_the_self_play_preset_pool_is_a_distribution():
             P.pool_weights(replace(preset, **bad))
 
 
+@pytest.mark.slow
 def test_snapshots_join_the_pool_oldest_first_as_training_goes(small_selfplay, tmp_path):
     config = RunConfig(
         small_selfplay, timesteps=4 * 1024, seed=3, n_envs=32, logdir=tmp_path, checkpoint_dir=tmp_path, name="sp"

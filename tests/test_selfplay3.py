@@ -195,6 +195,7 @@ def test_a_four_player_420_run_plays_its_pool_and_says_why_its_figure_is_sampled
     assert meta["exact"]["exact_table"] is False and 0 < meta["exact"]["table_vs_optimal_optimal_optimal"] < 1
 
 
+@pytest.mark.slow
 def test_exact_tables_of_420_at_three_players_are_the_solvers(tmp_path):
     from games.dice420 import reply as reply420
     from train.evaluation import exact_tables, table_bots

@@ -193,6 +193,7 @@ def test_bounds_meet_and_bellman_holds(pot):
 
 
 @pytest.mark.parametrize("pot", [5, 15])
+@pytest.mark.slow
 def test_whole_game_is_even_and_optimal_equals_its_best_reply(pot):
     sol = s.solve(pot)
     opt = sol.policy()
@@ -439,6 +440,7 @@ def test_exact_figures_and_their_table_are_the_exact_evaluations():
     assert best["gap_pp"] == 0.0 and best["exploitability_pp"] == 0.0 and abs(best["vs_optimal"] - 0.5) < 1e-12
 
 
+@pytest.mark.slow
 def test_the_command_line_prints_the_solution(capsys):
     """Every figure the solution has, in lines that fit 80 columns (W[t] six to a line)."""
     pot = 15
