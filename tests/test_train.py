@@ -180,7 +180,7 @@ def test_ppo421_smoke_run_logs_exact_evaluation_and_saves_a_playable_checkpoint(
         "--n-envs",
         "4",
         "--eval-every",
-        "512",
+        "1024",  # one exact evaluation (the final one) logs every figure: each takes seconds
         "--seed",
         "2",
         "--logdir",
