@@ -189,7 +189,7 @@ def _meta(**changes):
         ({"rows": "illegal"}, r"rows\[0\] plays 0 with \(\d, \d, \d\), not a follower's legal action"),
         ({"lead": "illegal"}, "not a leader's legal action"),
         ({"follow2": "far"}, "follow2 names row"),
-        ({"rows": np.zeros((0, 56), dtype=np.uint8)}, "rows must hold 1.."),
+        ({"rows": np.zeros((0, 56), dtype=np.uint8)}, r"follow1 names row \d+; there are 0"),  # rows its states name
         ({"rows": np.array(3, dtype=np.uint8)}, "rows must have 2 dimensions"),
         ({"metadata": np.frombuffer(b"[" * 100_000, dtype=np.uint8)}, "metadata: the JSON nests deeper than 32"),
     ],
