@@ -106,6 +106,7 @@ def test_a_pickle_in_place_of_weights_is_one_line_without_torchs_warning(recwarn
     assert [str(w.message) for w in recwarn] == []
 
 
+@pytest.mark.slow
 def test_a_reply_table_without_follower_rows_is_written_and_read_back(tmp_path):
     """At pot 1 the best reply has no follower rows: the builder wrote a file the loader
     refused ("rows must hold 1..65536 rows, got 0")."""
@@ -124,6 +125,7 @@ def test_a_reply_table_without_follower_rows_is_written_and_read_back(tmp_path):
     agent.check_table(3, pot=1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delay", [0.0, 0.01, 0.03])
 def test_a_signal_as_train_ends_leaves_the_run_saved_and_says_so(tmp_path, delay):
     """A signal in the moments after train printed its results raised KeyboardInterrupt
