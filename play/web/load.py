@@ -44,6 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
+
+import games
+
 WIDTH = 80
 ROOT = Path(__file__).resolve().parents[2]
 BAD_KINDS = ("no token", "wrong token", "other table", "other seat", "stale turn")
@@ -97,7 +100,7 @@ class Table:
 class Run:
     """One load run's settings and figures."""
 
-    game: str = "420"
+    game: str = field(default_factory=lambda: games.names()[0])  # the first registered game
     tables: int = 100
     bot: str = "optimal"
     seed: int = 1
@@ -529,7 +532,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--workers", type=int, default=1, help="server processes to start on the one --db (default 1)")
     p.add_argument("--mix", action="store_true", help="send each request to any server, not the table's own")
-    p.add_argument("--game", default="420", help="the game (default 420)")
+    p.add_argument("--game", default=games.names()[0], help=f"the game (default {games.names()[0]})")
     p.add_argument("--tables", type=int, default=100, help="tables played at once (default 100)")
     p.add_argument("--bot", default="optimal", help="the bot in the third seat (default optimal)")
     p.add_argument("--seed", type=int, default=1, help="the tables' seeds and the people's moves (default 1)")
