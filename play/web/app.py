@@ -750,7 +750,11 @@ def create_app(
     async def lifespan(app: FastAPI):
         if preload and not ready.is_set():
             threading.Thread(target=preload_bots, args=(store, ready), name="preload", daemon=True).start()
-        yield
+        records.hold()  # the writer connection stays open while the server runs (each process its own)
+        try:
+            yield
+        finally:
+            records.close()
 
     app = FastAPI(
         title="Dice Arena: " + ", ".join(web_games()),

@@ -37,7 +37,12 @@ refused when it is opened: :class:`RecordsError`, one line naming the file.  A r
 that cannot be read makes its own game unavailable (:class:`DamagedGame`), never
 the others.
 
-All SQL is parameterised; every write is one transaction.
+All SQL is parameterised; every write is one transaction.  In one process the writes
+take turns on a lock over one writer connection (opened at the first write of the
+process, so a forked server opens its own; closed and opened again after an error; kept
+open between writes while a server runs: :meth:`Records.hold`), so they never wait in
+SQLite's busy handler for each other; the processes sharing the file still take turns on
+SQLite's lock.  Each read opens a short connection of its own.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ import json
 import math
 import os
 import sqlite3
+import threading
 import time
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -225,12 +231,18 @@ def _text(raw: bytes) -> str:
 
 
 class Records:
-    """The SQLite file of games; one short connection per operation, so threads and
-    processes share it safely.  Opening it checks (and if need be migrates) the file:
-    :class:`RecordsError` when it cannot be used."""
+    """The SQLite file of games, shared safely by threads and processes: the writes of one
+    process take turns on a lock over one writer connection, each read opens its own.
+    Opening it checks (and if need be migrates) the file: :class:`RecordsError` when it
+    cannot be used."""
 
     def __init__(self, path: os.PathLike | str):
         self.path = Path(path)
+        self._write_lock = threading.Lock()
+        self._writer: Optional[sqlite3.Connection] = None
+        self._hold = False
+        self._pid = os.getpid()  # the process the writer connection was opened in
+        self._inherited: list = []  # a parent's connection after a fork: never used, never closed here
         self._open()
 
     # --- opening -----------------------------------------------------------------------
@@ -259,7 +271,7 @@ class Records:
                 raise self._refuse(
                     f"is damaged (SQLite says: {str(problems[0])[:120]})", "move it away or give another --db"
                 )
-            with self.transaction() as conn:  # a file that is refused is left as it was
+            with closing(self._connect()) as conn, _immediate(conn):  # a file that is refused is left as it was
                 self._prepare(conn)
             with closing(self._connect()) as conn:  # ours: readers and the writer do not block each other
                 conn.execute("PRAGMA journal_mode=WAL")
@@ -326,20 +338,63 @@ class Records:
         conn.text_factory = _text
         return conn
 
+    def hold(self) -> None:
+        """Keep this process's writer connection open between writes, until :meth:`close` (a
+        running server: its lifespan).  Otherwise each write closes it, so that a file no
+        longer used is left whole (no ``-wal`` file beside it)."""
+        self._hold = True
+
+    def close(self) -> None:
+        """Close this process's writer connection and stop holding it.  The records may still
+        be used: a write opens a connection again."""
+        with self._write_lock:
+            self._hold = False
+            if self._pid == os.getpid():
+                self._drop_writer()
+
+    def _drop_writer(self) -> None:
+        conn, self._writer = self._writer, None
+        if conn is not None:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (``BEGIN IMMEDIATE``: one writer at a time, across processes)."""
-        conn = self._connect()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
+        """A write transaction (``BEGIN IMMEDIATE``: one writer at a time, across processes), on
+        this process's writer connection, under its lock: the threads of a process take turns
+        here instead of in SQLite's busy handler, which sleeps.  An exception inside rolls it
+        back; a connection that fails (or cannot roll back) is closed, and the next write opens
+        another."""
+        with self._write_lock:
+            if self._pid != os.getpid():  # a forked child: the parent's connection is left alone
+                self._inherited.append(self._writer)
+                self._writer, self._pid = None, os.getpid()
+            if self._writer is None:
+                conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+                conn.row_factory = sqlite3.Row
+                conn.text_factory = _text
+                try:
+                    conn.execute("PRAGMA synchronous=NORMAL")  # durable at each checkpoint; safe with WAL
+                except BaseException:
+                    conn.close()
+                    raise
+                self._writer = conn
+            conn = self._writer
             try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
+                with _immediate(conn):
+                    yield conn
+            except sqlite3.Error:
+                self._drop_writer()
                 raise
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
+            except BaseException:
+                if _in_transaction(conn):  # the rollback failed: never reuse it
+                    self._drop_writer()
+                raise
+            finally:
+                if not self._hold:
+                    self._drop_writer()
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
@@ -579,6 +634,24 @@ class Records:
             ).fetchone()
         return None if row is None else dict(row)
 
+    def table_versions(self, table_ids) -> dict[str, dict]:
+        """:meth:`table_version` of each of ``table_ids`` in one query: id -> its row (an id of no
+        table is left out)."""
+        ids = list(dict.fromkeys(table_ids))
+        out: dict[str, dict] = {}
+        with self.reading() as conn:
+            for start in range(0, len(ids), 500):  # SQLite's limit of parameters is 999 in old builds
+                chunk = ids[start : start + 500]
+                rows = conn.execute(
+                    "SELECT id, version, n_moves, n_events, status, moved FROM tables "
+                    f"WHERE id IN ({', '.join('?' for _ in chunk)})",
+                    chunk,
+                ).fetchall()
+                for row in rows:
+                    info = dict(row)
+                    out[info.pop("id")] = info
+        return out
+
     def get_table(self, table_id: str) -> Optional[dict]:
         """A table's record (None: no such table): its row, its seats (names, never a token's
         hash) and its entries in order; :class:`DamagedGame` when a value cannot be read."""
@@ -618,6 +691,29 @@ class Records:
 
 
 # --------------------------------------------------------------------------- rows
+
+
+@contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` on ``conn``: committed when the block ends, rolled back when it raises."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # the caller sees the first error; the connection is dropped (still in a transaction)
+        raise
+    conn.execute("COMMIT")
+
+
+def _in_transaction(conn: sqlite3.Connection) -> bool:
+    """Whether ``conn`` is still in a transaction (True for a connection that cannot say: closed)."""
+    try:
+        return conn.in_transaction
+    except sqlite3.Error:
+        return True
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:

@@ -17,7 +17,10 @@
                                                the seat's token
 ``GET  /api/tables/{id}/events``               server-sent events: one (``event:
                                                table``, ``id:`` the table's version) each
-                                               time the stored table changes
+                                               time the stored table changes (one watcher
+                                               per process looks up every watched table
+                                               in one query each ``poll`` s, and at once
+                                               after a change made in this process)
 ``POST /api/tables/{id}/seats/{seat}/bot``     the creator gives an idle seat to a bot
                                                (``bot``, optional): the seat to move
                                                has not moved for ``seat_timeout`` s
@@ -320,6 +323,7 @@ class TableStore:
         self.live: OrderedDict[str, SharedTable] = OrderedDict()
         self.lock = threading.Lock()
         self._restoring = threading.Lock()
+        self.changed = lambda table_id: None  # called once a change to the table is stored (the event streams)
 
     def new(self, spec, kinds: list, seed: int, options: dict) -> SharedTable:
         return SharedTable.start(secrets.token_urlsafe(12), spec, kinds, seed, options, self.agents.agent_for(spec))
@@ -429,6 +433,7 @@ class TableStore:
         except BaseException:
             self.rebuild(table)
             raise
+        self.changed(table.id)
         return steps
 
     def rebuild(self, table: SharedTable) -> None:
@@ -436,6 +441,116 @@ class TableStore:
             table.become(self.replay(self.record(table.id)))
         except Exception:  # noqa: BLE001 - the next request tries again
             self.forget(table)
+
+
+# ----------------------------------------------------------------------- the event streams' watcher
+
+
+class Watcher:
+    """The versions of the tables the event streams of one event loop follow.  One task reads
+    them all in one query (:meth:`Records.table_versions`) every ``poll`` seconds, and at once
+    for a table given to :meth:`poke` (a change stored in this process), and wakes the table's
+    streams when its row changed.  It runs while a stream is open; each query runs on a
+    thread of the watcher's own, not in the request threads' pool."""
+
+    def __init__(self, records: Records, poll: float, loop: asyncio.AbstractEventLoop):
+        self.records, self.poll, self.loop = records, poll, loop
+        self.streams: dict[str, set[asyncio.Event]] = {}
+        self.info: dict[str, Optional[dict]] = {}  # the last row read of each watched table (None: gone)
+        self.poked: set[str] = set()
+        self.kick = asyncio.Event()
+        self.task: Optional[asyncio.Task] = None
+
+    def watch(self, table_id: str, info: dict) -> asyncio.Event:
+        """A stream of ``table_id`` (whose row was just read: ``info``) follows it: its event is
+        set each time the row changes."""
+        wake = asyncio.Event()
+        if table_id not in self.streams:
+            self.streams[table_id] = set()
+            self.info[table_id] = info
+        self.streams[table_id].add(wake)
+        if self.task is None or self.task.done():
+            self.task = self.loop.create_task(self._run())
+        return wake
+
+    def unwatch(self, table_id: str, wake: asyncio.Event) -> None:
+        streams = self.streams.get(table_id)
+        if streams is not None:
+            streams.discard(wake)
+            if not streams:
+                del self.streams[table_id]
+                self.info.pop(table_id, None)
+
+    def poke(self, table_id: str) -> None:
+        """(On the loop.) ``table_id`` changed: read it now, not at the next poll."""
+        if table_id in self.streams:
+            self.poked.add(table_id)
+            self.kick.set()
+
+    async def _run(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        executor = ThreadPoolExecutor(1, thread_name_prefix="table-watcher")
+        try:
+            due = self.loop.time() + self.poll
+            while self.streams:
+                try:
+                    await asyncio.wait_for(self.kick.wait(), max(0.0, due - self.loop.time()))
+                except asyncio.TimeoutError:
+                    pass
+                self.kick.clear()
+                if self.loop.time() >= due:
+                    ids = list(self.streams)
+                    due = self.loop.time() + self.poll
+                else:
+                    ids = [t for t in self.poked if t in self.streams]
+                self.poked.clear()
+                if not ids:
+                    continue
+                try:
+                    rows = await self.loop.run_in_executor(executor, self.records.table_versions, ids)
+                except Exception:  # noqa: BLE001 - the records are busy or failing: the next poll tries again
+                    continue
+                for table_id in ids:
+                    if table_id not in self.streams:
+                        continue
+                    info = rows.get(table_id)
+                    if info != self.info.get(table_id):
+                        self.info[table_id] = info
+                        for wake in self.streams[table_id]:
+                            wake.set()
+        finally:
+            executor.shutdown(wait=False)
+
+
+class Watchers:
+    """A :class:`Watcher` per event loop (a server has one; a test's client may run several),
+    and :meth:`changed`, called by any thread when a change to a table was stored."""
+
+    def __init__(self, records: Records, poll: float):
+        self.records, self.poll = records, poll
+        self.by_loop: dict[asyncio.AbstractEventLoop, Watcher] = {}
+        self.lock = threading.Lock()
+
+    def here(self) -> Watcher:
+        loop = asyncio.get_running_loop()
+        with self.lock:
+            for old in [k for k in self.by_loop if k.is_closed()]:
+                del self.by_loop[old]
+            watcher = self.by_loop.get(loop)
+            if watcher is None:
+                watcher = self.by_loop[loop] = Watcher(self.records, self.poll, loop)
+            return watcher
+
+    def changed(self, table_id: str) -> None:
+        with self.lock:
+            watchers = list(self.by_loop.values())
+        for watcher in watchers:
+            if watcher.streams and not watcher.loop.is_closed():
+                try:
+                    watcher.loop.call_soon_threadsafe(watcher.poke, table_id)
+                except RuntimeError:  # the loop closed meanwhile
+                    pass
 
 
 # ----------------------------------------------------------------------- rate limits
@@ -592,6 +707,8 @@ def client_of(request: Request) -> str:
 def install(app: FastAPI, records: Records, games_store: Store, limits: Limits) -> TableStore:
     """Add the shared tables' routes to ``app``; returns their store."""
     tables = TableStore(records, games_store)
+    watchers = Watchers(records, limits.poll)
+    tables.changed = watchers.changed
     creating = RateLimit(limits.create_burst, limits.create_per_minute, "tables made")
     moving = RateLimit(limits.move_burst, limits.move_per_minute, "moves")
     created: OrderedDict[str, tuple[float, str, dict]] = OrderedDict()  # request id -> (when, hash, response)
@@ -708,6 +825,7 @@ def install(app: FastAPI, records: Records, games_store: Store, limits: Limits) 
             if table.kinds[seat["seat"]] is not None:
                 raise ApiError(403, "this seat was given to a bot: its link no longer takes it")
             records.take_seat(table_id, seat["seat"], name)
+        watchers.changed(table_id)
         return view(table_id, bearer(request, body.token), None)
 
     @app.post("/api/tables/{table_id}/moves", summary="Play your seat's move")
@@ -777,31 +895,42 @@ def install(app: FastAPI, records: Records, games_store: Store, limits: Limits) 
         async def stream():
             nonlocal last
             yield "retry: 1000\n\n"
-            end = time.monotonic() + limits.stream_seconds
-            quiet = time.monotonic()
-            info: Union[dict, None] = first
-            while True:
-                if info is None:
-                    yield "event: gone\ndata: {}\n\n"
-                    return
-                over = info["status"] == "over"
-                if info["version"] != last:
-                    last = info["version"]
-                    data = {
-                        "version": info["version"],
-                        "turn": info["n_moves"],
-                        "events": info["n_events"],
-                        "over": over,
-                    }
-                    yield f"id: {last}\nevent: table\ndata: {json.dumps(data)}\n\n"
-                    quiet = time.monotonic()
-                if over or time.monotonic() > end:
-                    return
-                if time.monotonic() - quiet > 15:
-                    yield ": still here\n\n"
-                    quiet = time.monotonic()
-                await asyncio.sleep(limits.poll)
-                info = await run_in_threadpool(records.table_version, table_id)
+            watcher = watchers.here()
+            wake = watcher.watch(table_id, first)
+            try:
+                end = time.monotonic() + limits.stream_seconds
+                quiet = time.monotonic()
+                info: Union[dict, None] = first
+                newest = first["version"]  # the newest version read: a row read before it is not sent
+                while True:
+                    if info is None:
+                        yield "event: gone\ndata: {}\n\n"
+                        return
+                    over = info["status"] == "over"
+                    if info["version"] != last and info["version"] >= newest:
+                        last = newest = info["version"]
+                        data = {
+                            "version": info["version"],
+                            "turn": info["n_moves"],
+                            "events": info["n_events"],
+                            "over": over,
+                        }
+                        yield f"id: {last}\nevent: table\ndata: {json.dumps(data)}\n\n"
+                        quiet = time.monotonic()
+                    if over or time.monotonic() > end:
+                        return
+                    if time.monotonic() - quiet > 15:
+                        yield ": still here\n\n"
+                        quiet = time.monotonic()
+                    wait = min(end, quiet + 15) - time.monotonic()
+                    try:
+                        await asyncio.wait_for(wake.wait(), max(0.0, wait) + 0.01)
+                    except asyncio.TimeoutError:
+                        continue
+                    wake.clear()
+                    info = watcher.info.get(table_id, info)
+            finally:
+                watcher.unwatch(table_id, wake)
 
         return StreamingResponse(
             stream(),
