@@ -244,7 +244,7 @@ def test_a_move_wakes_the_streams_of_its_own_process_without_their_poll(db):
         stop.set()
         for response in open_streams:  # the streams end as a page's would: the server sees them go
             response.close()
-        for reader in readers:
-            reader.join(10)
-        server.should_exit = server.force_exit = True
+        server.should_exit = server.force_exit = True  # it closes the streams it still serves
         thread.join(10)
+        for reader in readers:  # daemon threads: their stream is gone with the server
+            reader.join(1)
