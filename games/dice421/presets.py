@@ -18,24 +18,19 @@ PPO_421 = Preset(
     env={"n_players": 2, "pot": 15},
     policy={
         "class": "FastMlpPolicy",
-        # 256 x 256 with 1,024 games x 16 steps and two threads ended 0.47 and 0.40 pp short (seeds
-        # 0 and 1, one-hot inputs, 25 M steps); 128 x 128 with 256 games x 64 steps, 0.58 and 0.67
         "net_arch": {"pi": [256, 256], "vf": [256, 256]},
         "activation": "tanh",
-        # the one-hot code plus each hand's rank as a thermometer: a 25 M-step run at lr 2e-3 (seed
-        # 0) was 0.42 pp short after 4 M steps, where one-hot inputs alone were 1.10
+        # the one-hot code plus each hand's rank as a thermometer (trials: docs/results.md)
         "features_extractor": "Rank421Features",
     },
     ppo=dict(
         n_steps=16,  # x 1,024 games = 16,384 steps per rollout
         batch_size=4096,
         n_epochs=4,
-        # falling to 0 over the run (lr_final). This preset, seed 0 (the shipped bot): 0.1747 pp short
-        # in 721 s. Rank features, seed 0, one thread: 0.207 pp at 1.5e-3 over 16 M steps, 0.175 at
-        # 1e-3 over 20 M, 0.213 at 2e-3 over 14 M; two threads, 0.278 at 2e-3 over 25 M
+        # falling to 0 over the run (lr_final); this preset, seed 0, is the shipped bot
         learning_rate=1.5e-3,
         gamma=1.0,
-        gae_lambda=0.7,  # 10 M steps ended 0.62 pp short at 0.7, 0.71 at 0.5, 0.79 at 0.8, 1.07 at 0.95
+        gae_lambda=0.7,
         clip_range=0.2,
         ent_coef=0.003,
         vf_coef=0.5,

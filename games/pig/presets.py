@@ -4,19 +4,7 @@ from __future__ import annotations
 
 from core.preset import WIDTH, Choice, Preset, Range
 
-# Trials (seed 0, goal 100; gap = pp short of the optimal bot's win probability, first / second
-# seat; steps/s measured on the shared 2-core machine at load average 4 to 6, two trials at once):
-#   256 x 256, two threads, lr 1e-3: 1.19 / 1.23 after 500 k steps at ~1,100 steps/s
-#   128 x 128, one thread, lr 2e-3 over 800 k steps: 1.31 (mean) at the end, ~5,900 steps/s
-#   64 x 64, one thread, lr 3e-3 over 800 k steps: 1.34 (mean), ~7,300 steps/s
-#   128 x 128, lr 2e-3 over 3 M steps: 0.75 / 0.70 at 1.5 M, 0.44 / 0.47 at 2.5 M, 0.49 / 0.52 at 3 M
-#   the same with gae_lambda 0.95: 0.45 / 0.46 at 2 M, 0.53 / 0.54 at 2.5 M
-#   the same over 5 M steps with batch_size 8192: 0.91 / 1.03 at 1 M, 0.57 (mean) at 3 M (stopped)
-#   this preset (128 x 128, lr 2e-3 over 5 M steps): 0.89 / 0.93 at 1 M, 0.55 / 0.57 at 2 M,
-#   0.56 / 0.58 at 3 M, 0.53 / 0.55 at 4 M, 0.411 / 0.423 at the end: 5.01 M steps in 881 s
-#   (5,690 steps/s, alongside another trial at load 4 to 6: 40 % of a core); the shipped run
-#   (python -m train ppo-pig --name ppo-pig, alone at load 1.2 to 2.8) repeated it exactly in
-#   381 s (13,157 steps/s; 6 min 31 s of wall time for the whole command)
+# How these settings were chosen, trial by trial: docs/results.md, "How the presets were chosen".
 PRESETS = [
     Preset(
         name="ppo-pig",
