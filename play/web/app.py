@@ -68,7 +68,7 @@ import threading
 from collections import OrderedDict
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Union
 
 from fastapi import FastAPI, Query, Request
 from fastapi import Path as FastAPIPath
@@ -165,20 +165,56 @@ class Move(BaseModel):
 # ----------------------------------------------------------------------- the store
 
 
-class Store:
+class LiveCache:
+    """What is in play, in memory, most recently used last (at most ``max_live``), over the
+    records: :meth:`cached` gives the one in memory or, once at a time, rebuilds it."""
+
+    kind = "game"  # the word in a 404
+
+    def __init__(self, max_live: int):
+        self.max_live = max_live
+        self.live: OrderedDict[str, Any] = OrderedDict()
+        self.lock = threading.Lock()
+        self._restoring = threading.Lock()
+
+    def remember(self, item) -> None:
+        with self.lock:
+            self.live[item.id] = item
+            self.live.move_to_end(item.id)
+            while len(self.live) > self.max_live:
+                self.live.popitem(last=False)
+
+    def forget(self, item) -> None:
+        with self.lock:
+            if self.live.get(item.id) is item:
+                del self.live[item.id]
+
+    def cached(self, key: str, rebuild: Callable[[str], Any]):
+        """The one of id ``key`` in memory, else ``rebuild(key)`` (which remembers it)."""
+        if not isinstance(key, str) or not ID_RE.fullmatch(key):
+            raise ApiError(404, f"no such {self.kind}: a {self.kind} id is 16 letters, digits, '-' or '_'")
+        with self.lock:
+            item = self.live.get(key)
+            if item is not None:
+                self.live.move_to_end(key)
+                return item
+        with self._restoring:  # one rebuild per id, even when asked for twice at once
+            with self.lock:
+                item = self.live.get(key)
+            return item if item is not None else rebuild(key)
+
+
+class Store(LiveCache):
     """The games in play, in memory (most recently used last), over the records file, which
     is the truth: before a game is served it is brought up to the records' count of moves
     (another server on the same file may have moved it on), and a move is kept only once the
     records have stored it (:meth:`play`)."""
 
     def __init__(self, records: Records, max_live: int = MAX_LIVE_GAMES):
+        super().__init__(max_live)
         self.records = records
-        self.max_live = max_live
-        self.live: OrderedDict[str, WebGame] = OrderedDict()
-        self.lock = threading.Lock()
         self._shared: dict[tuple[str, str], Any] = {}
         self._loading = threading.Lock()
-        self._restoring = threading.Lock()
 
     # bots ----------------------------------------------------------------------------
     def agent_for(self, spec: games.GameSpec):
@@ -209,34 +245,12 @@ class Store:
         game_id = secrets.token_urlsafe(12)
         web = WebGame.start(game_id, player, spec, bots, seat, seed, options, self.agent_for(spec))
         self.records.create(web, request_id, request_hash)
-        self._remember(web)
+        self.remember(web)
         return web
-
-    def _remember(self, web: WebGame) -> None:
-        with self.lock:
-            self.live[web.id] = web
-            self.live.move_to_end(web.id)
-            while len(self.live) > self.max_live:
-                self.live.popitem(last=False)
-
-    def _forget(self, web: WebGame) -> None:
-        with self.lock:
-            if self.live.get(web.id) is web:
-                del self.live[web.id]
 
     def get(self, game_id: str) -> WebGame:
         """The game in memory, or rebuilt from the records (not yet brought up to date: see :meth:`serving`)."""
-        if not isinstance(game_id, str) or not ID_RE.fullmatch(game_id):
-            raise ApiError(404, "no such game: a game id is 16 letters, digits, '-' or '_'")
-        with self.lock:
-            web = self.live.get(game_id)
-            if web is not None:
-                self.live.move_to_end(game_id)
-                return web
-        with self._restoring:  # one replay per game, even when asked for twice at once
-            with self.lock:
-                web = self.live.get(game_id)
-            return web if web is not None else self.restore(game_id)
+        return self.cached(game_id, self.restore)
 
     @contextmanager
     def serving(self, game_id: str) -> Iterator[WebGame]:
@@ -251,7 +265,7 @@ class Store:
         another server stored are played here too (or the game is rebuilt from its record)."""
         stored = self.records.move_count(web.id)
         if stored is None:
-            self._forget(web)
+            self.forget(web)
             raise ApiError(404, f"no such game: {web.id}")
         if stored == len(web.moves):
             return
@@ -266,10 +280,10 @@ class Store:
                 web.play(action=action)
             self._check_replay(web, record)
         except (ValueError, AgentLoadError) as e:  # a recorded move the game refuses (MoveError is one)
-            self._forget(web)
+            self.forget(web)
             raise ApiError(409, f"game {web.id} cannot be replayed from its record: {e}") from None
         except BaseException:
-            self._forget(web)  # half caught up: the next request rebuilds it from the records
+            self.forget(web)  # half caught up: the next request rebuilds it from the records
             raise
 
     def rebuild(self, web: WebGame) -> None:
@@ -278,7 +292,7 @@ class Store:
             record = self.record(web.id)
             web.become(self._replay(record))
         except Exception:  # noqa: BLE001 - it cannot be rebuilt now: the next request tries again
-            self._forget(web)
+            self.forget(web)
 
     def play(self, web: WebGame, **move) -> list[dict]:
         """Play the person's move on ``web`` (locked, caught up) and store it; when the records
@@ -313,7 +327,7 @@ class Store:
         """A game from the records (after a restart, or evicted from memory): replayed from
         its seed, bots and the person's moves, and checked against what was recorded."""
         web = self._replay(self.record(game_id))
-        self._remember(web)
+        self.remember(web)
         return web
 
     def _replay(self, record: dict) -> WebGame:

@@ -64,6 +64,7 @@ from core.engine import play_out
 from play import AgentLoadError, check_table, derive_seed
 from play.web.app import (
     ID_RE,
+    LiveCache,
     PLAYER_RE,
     REQUEST_RE,
     ApiError,
@@ -313,48 +314,27 @@ class SharedTable:
 # ----------------------------------------------------------------------- the store
 
 
-class TableStore:
+class TableStore(LiveCache):
     """The tables in play, in memory, over the records (the truth), as ``Store`` keeps games."""
 
+    kind = "table"
+
     def __init__(self, records: Records, games_store: Store, max_live: int = MAX_LIVE_TABLES):
+        super().__init__(max_live)
         self.records = records
         self.agents = games_store  # its agent_for: the trained bots are loaded once for games and tables
-        self.max_live = max_live
-        self.live: OrderedDict[str, SharedTable] = OrderedDict()
-        self.lock = threading.Lock()
-        self._restoring = threading.Lock()
         self.changed = lambda table_id: None  # called once a change to the table is stored (the event streams)
 
     def new(self, spec, kinds: list, seed: int, options: dict) -> SharedTable:
         return SharedTable.start(secrets.token_urlsafe(12), spec, kinds, seed, options, self.agents.agent_for(spec))
 
-    def remember(self, table: SharedTable) -> None:
-        with self.lock:
-            self.live[table.id] = table
-            self.live.move_to_end(table.id)
-            while len(self.live) > self.max_live:
-                self.live.popitem(last=False)
-
-    def forget(self, table: SharedTable) -> None:
-        with self.lock:
-            if self.live.get(table.id) is table:
-                del self.live[table.id]
-
     def get(self, table_id: str) -> SharedTable:
-        if not isinstance(table_id, str) or not ID_RE.fullmatch(table_id):
-            raise ApiError(404, "no such table: a table id is 16 letters, digits, '-' or '_'")
-        with self.lock:
-            table = self.live.get(table_id)
-            if table is not None:
-                self.live.move_to_end(table_id)
-                return table
-        with self._restoring:
-            with self.lock:
-                table = self.live.get(table_id)
-            if table is None:
-                table = self.replay(self.record(table_id))
-                self.remember(table)
-            return table
+        return self.cached(table_id, self._rebuild)
+
+    def _rebuild(self, table_id: str) -> SharedTable:
+        table = self.replay(self.record(table_id))
+        self.remember(table)
+        return table
 
     def record(self, table_id: str) -> dict:
         record = self.records.get_table(table_id)
