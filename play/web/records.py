@@ -720,25 +720,8 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}  # table: one of ours, never a client's
 
 
-def _progress(web) -> dict:
-    """The columns of a game's row that change as it is played."""
-    game = web.game
-    over = game.is_over
-    return {
-        "status": "over" if over else "playing",
-        "finished": time.time() if over else None,
-        "actions": json.dumps(web.actions),
-        "dice": json.dumps(web.dice.dice),
-        "seats_drawn": json.dumps(web.dice.seats),
-        "n_events": len(web.steps),
-        "events": json.dumps([s["event"] for s in web.steps]) if over else None,
-        "outcome": web.session.outcome() if over else None,
-        "loser": getattr(game, "loser", None),
-    }
-
-
 def _table_progress(table) -> dict:
-    """The columns of a table's row that change as it is played."""
+    """The columns of a game's or a shared table's row that change as it is played."""
     game = table.game
     over = game.is_over
     return {
@@ -751,6 +734,11 @@ def _table_progress(table) -> dict:
         "events": json.dumps([s["event"] for s in table.steps]) if over else None,
         "loser": getattr(game, "loser", None),
     }
+
+
+def _progress(web) -> dict:
+    """The columns of a person's game's row that change as it is played: a table's, and the outcome."""
+    return {**_table_progress(web), "outcome": web.session.outcome() if web.game.is_over else None}
 
 
 def _plain(row: sqlite3.Row) -> dict:
