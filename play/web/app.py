@@ -189,6 +189,38 @@ class LiveCache:
             if self.live.get(item.id) is item:
                 del self.live[item.id]
 
+    def rebuild(self, item) -> None:  # pragma: no cover - each store makes its own again
+        raise NotImplementedError
+
+    def kept(
+        self,
+        item,
+        size: Callable[[], Any],
+        change: Callable[[], Any],
+        save: Callable[[], None],
+        refused: Callable[[Exception], str],
+    ):
+        """``change()`` on ``item`` in memory (locked, caught up), then ``save()`` to the records,
+        which are the truth: when either fails nothing of it is kept in memory (rebuilt from
+        the records, if ``size()`` says it changed), and a ``MoveConflict`` of the records is
+        409 with ``refused(conflict)``."""
+        before = size()
+        try:
+            result = change()
+        except BaseException:
+            if size() != before:
+                self.rebuild(item)
+            raise
+        try:
+            save()
+        except MoveConflict as e:
+            self.rebuild(item)
+            raise ApiError(409, refused(e)) from None
+        except BaseException:
+            self.rebuild(item)
+            raise
+        return result
+
     def cached(self, key: str, rebuild: Callable[[str], Any]):
         """The one of id ``key`` in memory, else ``rebuild(key)`` (which remembers it)."""
         if not isinstance(key, str) or not ID_RE.fullmatch(key):
@@ -297,22 +329,14 @@ class Store(LiveCache):
     def play(self, web: WebGame, **move) -> list[dict]:
         """Play the person's move on ``web`` (locked, caught up) and store it; when the records
         refuse it (another server stored this turn first) nothing of it is kept: 409."""
-        turn, n_actions = len(web.moves), len(web.actions)
-        try:
-            steps = web.play(**move)
-        except BaseException:
-            if len(web.moves) != turn or len(web.actions) != n_actions:
-                self.rebuild(web)
-            raise
-        try:
-            self.records.save_move(web, turn)
-        except MoveConflict as e:
-            self.rebuild(web)
-            raise ApiError(409, f"your move {turn} of game {web.id} was not played: {e}; reload the game") from None
-        except BaseException:
-            self.rebuild(web)
-            raise
-        return steps
+        turn = len(web.moves)
+        return self.kept(
+            web,
+            lambda: (len(web.moves), len(web.actions)),
+            lambda: web.play(**move),
+            lambda: self.records.save_move(web, turn),
+            lambda e: f"your move {turn} of game {web.id} was not played: {e}; reload the game",
+        )
 
     def record(self, game_id: str) -> dict:
         """The game's record, checked as a new game's request is: 404 when there is none,

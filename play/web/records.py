@@ -429,11 +429,7 @@ class Records:
             **_progress(web),
         }
         with self.transaction() as conn:
-            if request_id is not None:
-                _check_request(conn, "games", request_id, request_hash)
-            conn.execute(
-                f"INSERT INTO games ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values())
-            )
+            _insert_requested(conn, "games", row)
 
     def game_for_request(self, request_id: str) -> Optional[tuple[str, bool]]:
         """(the game's id, its request's hash) of the game ``request_id`` made, or None."""
@@ -549,11 +545,7 @@ class Records:
             **_table_progress(table),
         }
         with self.transaction() as conn:
-            if request_id is not None:
-                _check_request(conn, "tables", request_id, request_hash)
-            conn.execute(
-                f"INSERT INTO tables ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values())
-            )
+            _insert_requested(conn, "tables", row)
             conn.executemany(
                 "INSERT INTO seats (table_id, seat, token_hash, creator, name, joined) VALUES (?, ?, ?, ?, ?, ?)",
                 [
@@ -714,6 +706,14 @@ def _in_transaction(conn: sqlite3.Connection) -> bool:
         return conn.in_transaction
     except sqlite3.Error:
         return True
+
+
+def _insert_requested(conn: sqlite3.Connection, table: str, row: dict) -> None:
+    """Insert ``row`` (with its ``request_id`` and ``request_hash``) into ``table`` ("games" or
+    "tables", ours, never a client's), after checking that its request made none already."""
+    if row["request_id"] is not None:
+        _check_request(conn, table, row["request_id"], row["request_hash"])
+    conn.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values()))
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:

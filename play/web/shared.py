@@ -75,7 +75,7 @@ from play.web.app import (
     request_hash,
     web_games,
 )
-from play.web.records import DuplicateRequest, MoveConflict, Records
+from play.web.records import DuplicateRequest, Records
 from play.web.table import MoveError, RecordingAgent, RecordingDice, choices, jsonable, rules_for
 
 TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{16,64}")
@@ -398,21 +398,13 @@ class TableStore(LiveCache):
     def store(self, table: SharedTable, turn: int, change) -> list[dict]:
         """Make ``change`` (a move or a seat given to a bot) on ``table`` (locked, caught up) and
         store it; when the records refuse it nothing of it is kept: 409."""
-        n = len(table.entries)
-        try:
-            steps = change()
-        except BaseException:
-            if len(table.entries) != n:
-                self.rebuild(table)
-            raise
-        try:
-            self.records.save_table_move(table, turn)
-        except MoveConflict as e:
-            self.rebuild(table)
-            raise ApiError(409, f"move {turn} of table {table.id} was not played: {e}; reload the table") from None
-        except BaseException:
-            self.rebuild(table)
-            raise
+        steps = self.kept(
+            table,
+            lambda: len(table.entries),
+            change,
+            lambda: self.records.save_table_move(table, turn),
+            lambda e: f"move {turn} of table {table.id} was not played: {e}; reload the table",
+        )
         self.changed(table.id)
         return steps
 
