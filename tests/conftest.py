@@ -22,6 +22,7 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+import pytest  # noqa: E402
 import torch  # noqa: E402  (after the variables: its thread pool reads them)
 from hypothesis import HealthCheck, settings  # noqa: E402
 
@@ -43,3 +44,41 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.getenv("HYPOTHESIS_PROFILE", "ci"))
+
+
+# ------------------------------------------------------------------ PostgreSQL records
+# The web tests that take the ``records_db`` fixture run on a SQLite file and on a
+# PostgreSQL database: a new database per test on the server that
+# ``DICE_ARENA_TEST_POSTGRES`` names (a URL whose role may create databases; .ci/run
+# starts Debian's PostgreSQL and sets it).  Without it those tests skip on PostgreSQL;
+# with it, a server that cannot be reached fails them.
+POSTGRES_VAR = "DICE_ARENA_TEST_POSTGRES"
+
+
+def postgres_database():
+    """A new, empty PostgreSQL database for one test (its URL), dropped after it."""
+    import secrets
+    from urllib.parse import urlsplit, urlunsplit
+
+    url = os.environ.get(POSTGRES_VAR, "").strip()
+    if not url:
+        pytest.skip(f"PostgreSQL: set {POSTGRES_VAR}=postgresql://user:password@host/db (as .ci/run does)")
+    psycopg = pytest.importorskip("psycopg", reason="PostgreSQL records need psycopg (the postgres extra)")
+    name = "dice_arena_test_" + secrets.token_hex(6)
+    with psycopg.connect(url, autocommit=True, connect_timeout=10) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    parts = urlsplit(url)
+    try:
+        yield urlunsplit(parts._replace(path="/" + name))
+    finally:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def records_db(request, tmp_path):
+    """The records of a web test: a SQLite file, then a PostgreSQL database."""
+    if request.param == "sqlite":
+        yield tmp_path / "records.sqlite3"
+    else:
+        yield from postgres_database()

@@ -16,10 +16,13 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 import warnings
+from contextlib import closing
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("fastapi", reason="the web extra is not installed (pip install -e '.[web]')")
@@ -32,6 +35,7 @@ with warnings.catch_warnings():
 from play.web import cli as web_cli  # noqa: E402
 from play.web import records as records_module  # noqa: E402
 from play.web.app import create_app  # noqa: E402
+from play.web.database import open_database  # noqa: E402
 from play.web.records import SCHEMA_VERSION, RecordsError, replay_actions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,8 +73,8 @@ def legal_actions(state: dict) -> list[int]:
 
 
 def query(db, sql: str, *args):
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, args).fetchall()
+    with closing(open_database(db).connect()) as conn:
+        return [tuple(row) for row in conn.execute(sql, args).fetchall()]
 
 
 def write(db, sql: str, *args) -> None:
@@ -93,8 +97,8 @@ def long_game(client, **body) -> dict:
 # ----------------------------------------------------------------------------- one truth
 
 
-def test_two_servers_on_one_file_show_the_same_game_and_the_late_move_gets_409(tmp_path):
-    db = tmp_path / "records.sqlite3"
+def test_two_servers_on_one_file_show_the_same_game_and_the_late_move_gets_409(records_db):
+    db = records_db  # a SQLite file, then a PostgreSQL database
     a, b = client_for(db), client_for(db)
     reply = long_game(a)
     gid = reply["id"]
@@ -111,8 +115,8 @@ def test_two_servers_on_one_file_show_the_same_game_and_the_late_move_gets_409(t
     assert state_of(a, gid) == state_of(b, gid)
 
 
-def test_the_loser_of_two_moves_on_one_turn_gets_409_nothing_of_it_is_kept_and_it_is_rebuilt(tmp_path):
-    db = tmp_path / "records.sqlite3"
+def test_the_loser_of_two_moves_on_one_turn_gets_409_nothing_of_it_is_kept_and_it_is_rebuilt(records_db):
+    db = records_db  # a SQLite file, then a PostgreSQL database
     a, b = client_for(db), client_for(db)
     reply = long_game(a)
     gid = reply["id"]
@@ -146,8 +150,8 @@ def test_the_loser_of_two_moves_on_one_turn_gets_409_nothing_of_it_is_kept_and_i
     assert state_of(b, gid) == state_of(a, gid)
 
 
-def test_of_many_servers_sending_one_turn_at_once_exactly_one_move_is_stored(tmp_path):
-    db = tmp_path / "records.sqlite3"
+def test_of_many_servers_sending_one_turn_at_once_exactly_one_move_is_stored(records_db):
+    db = records_db  # a SQLite file, then a PostgreSQL database
     servers = [client_for(db) for _ in range(4)]
     reply = long_game(servers[0])
     gid = reply["id"]
@@ -176,8 +180,8 @@ def test_of_many_servers_sending_one_turn_at_once_exactly_one_move_is_stored(tmp
     assert all(s == states[0] for s in states) and states[0]["turn"] == 1
 
 
-def test_three_servers_taking_turns_play_one_game_every_client_sees_alike(tmp_path):
-    db = tmp_path / "records.sqlite3"
+def test_three_servers_taking_turns_play_one_game_every_client_sees_alike(records_db):
+    db = records_db  # a SQLite file, then a PostgreSQL database
     servers = [client_for(db) for _ in range(3)]
     reply = start(servers[0], game="420", bots="greedy", seat=0, seed=21, player="ada")
     gid, state = reply["id"], reply["state"]
@@ -439,6 +443,54 @@ def test_the_command_refuses_a_damaged_file_with_exit_status_2_and_no_traceback(
     assert done.returncode == 2 and done.stdout == ""
     assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
     assert str(path) in done.stderr and "damaged" in done.stderr and "--db" in done.stderr
+
+
+# ----------------------------------------------------------------------------- PostgreSQL
+
+
+def test_a_postgresql_database_that_cannot_be_reached_is_one_line_without_its_password():
+    pytest.importorskip("psycopg", reason="PostgreSQL records need psycopg (the postgres extra)")
+    with socket.socket() as s:  # a port where nothing listens
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"postgresql://ada:s3cret-word@127.0.0.1:{port}/records"
+    with pytest.raises(RecordsError) as caught:
+        create_app(url)
+    message = str(caught.value)
+    assert "\n" not in message and "s3cret-word" not in message
+    assert f"postgresql://ada@127.0.0.1:{port}/records" in message and "cannot be reached" in message
+    out, err = io.StringIO(), io.StringIO()
+    assert web_cli.run(argparse.Namespace(host="127.0.0.1", port=0, db=url, workers=1), out, err) == 2
+    assert out.getvalue() == "" and len(err.getvalue().splitlines()) == 1
+    assert "s3cret-word" not in err.getvalue() and "--db" in err.getvalue()
+
+
+def test_a_postgresql_database_of_another_program_is_refused_and_left_as_it_was():
+    from conftest import postgres_database
+
+    for url in postgres_database():
+        with closing(open_database(url).connect()) as conn:
+            conn.execute("CREATE TABLE accounts (id INTEGER PRIMARY KEY, owner TEXT)")
+            conn.execute("INSERT INTO accounts VALUES (1, 'ada')")
+        with pytest.raises(RecordsError, match="is not a dice-arena records database") as caught:
+            create_app(url)
+        assert "accounts" in str(caught.value) and "\n" not in str(caught.value)
+        assert query(url, "SELECT * FROM accounts") == [(1, "ada")]
+        with closing(open_database(url).connect()) as conn:
+            assert open_database(url).tables(conn) == {"accounts"}  # nothing created beside it
+
+
+def test_postgresql_keeps_times_and_seeds_whole():
+    """INTEGER is 64 bits and REAL a double there, as in SQLite: a seed up to 2**32 - 1 and a
+    time in seconds come back as they were written."""
+    from conftest import postgres_database
+
+    for url in postgres_database():
+        client = client_for(url)
+        game = start(client, game="420", bots="greedy", seed=2**32 - 1, player="ada")
+        row = query(url, "SELECT seed, started FROM games WHERE id = ?", game["id"])[0]
+        assert row[0] == 2**32 - 1
+        assert abs(row[1] - time.time()) < 60 and row[1] != float(np.float32(row[1]))  # more than 32 bits
 
 
 # ----------------------------------------------------------------------------- damaged rows

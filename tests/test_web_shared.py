@@ -9,10 +9,10 @@ import base64
 import json
 import os
 import random
-import sqlite3
 import threading
 import time
 import warnings
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -25,6 +25,7 @@ with warnings.catch_warnings():
     from fastapi.testclient import TestClient
 
 from play.web.app import create_app  # noqa: E402
+from play.web.database import open_database  # noqa: E402
 from play.web.records import SCHEMA_VERSION  # noqa: E402
 from play.web.shared import Limits  # noqa: E402
 
@@ -32,8 +33,9 @@ THREE = {"game": "420", "seats": ["person", "person", "optimal"], "seat": 0, "pl
 
 
 @pytest.fixture
-def db(tmp_path):
-    return tmp_path / "records.sqlite3"
+def db(records_db):
+    """Each test here runs on a SQLite file and on a PostgreSQL database (tests/conftest.py)."""
+    return records_db
 
 
 def client_for(db, **limits) -> TestClient:
@@ -65,8 +67,15 @@ def make_table(client, **body) -> dict:
 
 
 def query(db, sql: str, *args):
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, args).fetchall()
+    with closing(open_database(db).connect()) as conn:
+        return [tuple(row) for row in conn.execute(sql, args).fetchall()]
+
+
+def dump(db) -> str:
+    """Every value of every table, as text."""
+    with closing(open_database(db).connect()) as conn:
+        tables = open_database(db).tables(conn)
+        return "\n".join(repr(tuple(r)) for t in sorted(tables) for r in conn.execute(f"SELECT * FROM {t}").fetchall())
 
 
 def state(client, tid: str, token=None) -> dict:
@@ -145,8 +154,8 @@ def test_two_people_and_a_bot_play_420_to_the_end_and_a_spectator_sees_the_same_
     # the records hold only the tokens' hashes
     hashes = [h for (h,) in query(db, "SELECT token_hash FROM seats WHERE token_hash IS NOT NULL")]
     assert len(hashes) == 2 and all(len(h) == 64 for h in hashes)
-    dump = "\n".join(sqlite3.connect(db).iterdump())
-    assert not any(token in dump for token in tokens.values())
+    everything = dump(db)
+    assert not any(token in everything for token in tokens.values())
 
 
 def test_only_the_seats_owner_moves_it(db):
@@ -291,7 +300,7 @@ def test_a_version_2_file_is_migrated_to_3_keeping_its_games(db):
     client = client_for(db)
     game = ok(client.post("/api/games", json={"game": "420", "players": 2, "bots": "optimal", "seed": 8}), 201)
     before = ok(client.get(f"/api/games/{game['id']}"))
-    with sqlite3.connect(db) as conn:  # back to version 2
+    with closing(open_database(db).connect()) as conn:  # back to version 2
         for name in ("table_moves", "seats", "tables"):
             conn.execute(f"DROP TABLE {name}")
         conn.execute("DROP INDEX games_by_request")
@@ -405,6 +414,84 @@ def test_the_event_stream_delivers_a_move_made_through_another_server(db, served
         time.sleep(0.01)
     assert resumed[1]["data"]["turn"] == 2
     stop2.set()
+
+
+# ----------------------------------------------------------------------------- several processes
+
+
+def children_of(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_workers_serve_one_table_from_every_process_and_stop_together(db):
+    """``play web --workers 2``: two server processes on one port and one records; a table
+    played with a new connection for every request (each may reach either process) ends as
+    one game, and SIGTERM stops both."""
+    import signal
+    import subprocess
+    import sys
+
+    from urllib.parse import urlsplit
+
+    import httpx
+
+    root = Path(__file__).resolve().parent.parent
+    server = subprocess.Popen(
+        [sys.executable, "-m", "play", "web", "--port", "0", "--workers", "2", "--db", str(db)],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = server.stdout.readline()
+        assert "2 processes" in line and "Ctrl-C" in line, (line, server.poll())
+        if isinstance(db, str):
+            assert f":{urlsplit(db).password}@" not in line  # the URL's password is never shown
+        url = line.split(" on ", 1)[1].split("/ ", 1)[0]
+        deadline = time.monotonic() + 10
+        while len(children_of(server.pid)) < 2:  # started right after the line
+            assert time.monotonic() < deadline and server.poll() is None
+            time.sleep(0.05)
+        workers = children_of(server.pid)
+        assert len(workers) == 2
+        fresh = httpx.Client(base_url=url, timeout=30, limits=httpx.Limits(max_keepalive_connections=0))
+        deadline = time.monotonic() + 60
+        while True:  # the workers start (and load their bots) in the background
+            try:
+                if fresh.get("/").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline and server.poll() is None
+            time.sleep(0.2)
+        made = make_table(fresh)
+        tid, tokens = made["id"], made["tokens"]
+        rng, seen = random.Random(3), []
+        for _ in range(300):
+            if state(fresh, tid)["over"]:
+                break
+            play_one(fresh, tid, tokens, rng, seen)
+        final = state(fresh, tid)
+        assert final["over"]
+        n = query(db, "SELECT n_moves FROM tables WHERE id = ?", tid)[0][0]
+        assert query(db, "SELECT COUNT(*), MIN(turn), MAX(turn) FROM table_moves") == [(n, 0, n - 1)]
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(30) == 0
+        assert all(
+            not Path(f"/proc/{w}").exists() or "zombie" in Path(f"/proc/{w}/status").read_text() for w in workers
+        )
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        server.stdout.close()
+        server.stderr.close()
 
 
 # ----------------------------------------------------------------------------- in the browser

@@ -157,14 +157,14 @@ def test_table_versions_reads_several_tables_in_one_query(db, monkeypatch):
     ids = [m["id"] for m in made]
 
     statements: list = []
-    connect = records._connect
+    connect = records._db.connect
 
-    def traced():
-        conn = connect()
+    def traced(writer=False):
+        conn = connect(writer)
         conn.set_trace_callback(statements.append)
         return conn
 
-    monkeypatch.setattr(records, "_connect", traced)
+    monkeypatch.setattr(records._db, "connect", traced)
     versions = records.table_versions(ids + ["A" * 16])
     selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
     assert len(selects) == 1, statements

@@ -19,9 +19,9 @@ must give the recorded events.  The exit code is 1 when any of that fails (or a
 request failed), else 0; the latency aim (``--aim``, p99 in ms) is reported, not
 enforced.
 
-``python -m play web`` serves one process (it has no ``--workers``): with
-``--workers N`` this command starts N server processes on N ports over one SQLite
-file and gives each table to one of them (``--mix``: every request to any of them, as
+With ``--workers N`` this command starts N server processes on N ports over one
+records file or database (``--db``: a SQLite file, by default a new one, or a
+``postgresql://`` URL) and gives each table to one of them (``--mix``: every request to any of them, as
 a balancer without sticky sessions would, so the servers catch up on each other's
 moves).  Its own servers raise the shared tables' rate limits (``Limits``: every
 request comes from 127.0.0.1); a server given with ``--url`` keeps its own limits.
@@ -46,6 +46,7 @@ from typing import Optional, Sequence, TextIO
 
 
 import games
+from play.web.database import is_url
 
 WIDTH = 80
 ROOT = Path(__file__).resolve().parents[2]
@@ -528,7 +529,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--url", help="a running server to load (default: start one; its rate limits stay its own)")
     p.add_argument(
         "--db",
-        help="the records file (default: a new one in a temporary folder; with --url: the server's, to check it)",
+        help="the records: a SQLite file or a postgresql:// URL (default: a new file in a temporary folder; "
+        "with --url: the server's, to check it)",
     )
     p.add_argument("--workers", type=int, default=1, help="server processes to start on the one --db (default 1)")
     p.add_argument("--mix", action="store_true", help="send each request to any server, not the table's own")
@@ -586,10 +588,11 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout) -> int:
             run.bases = servers.bases
             waited = servers.settle()
             ports = ", ".join(b.rsplit(":", 1)[1] for b in run.bases)
-            print(f"server  {args.workers} x play.web.app on one SQLite file, rate limits raised", file=out)
+            kind = "PostgreSQL database" if is_url(db) else "SQLite file"
+            print(f"server  {args.workers} x play.web.app on one {kind}, rate limits raised", file=out)
             if args.workers > 1:
                 how = "each request to any of them (--mix)" if args.mix else "each table on one of them"
-                print(f"        ports {ports} (python -m play web has no --workers)"[:WIDTH], file=out)
+                print(f"        ports {ports}"[:WIDTH], file=out)
                 print(f"        {how}", file=out)
             else:
                 print(f"        port {ports}", file=out)

@@ -50,7 +50,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import sqlite3
 import threading
 import time
 from contextlib import closing, contextmanager
@@ -59,6 +58,7 @@ from typing import Any, Iterator, Optional
 
 import games
 from core.dice import RandomDice
+from play.web.database import RecordsError, _text, open_database  # noqa: F401 (RecordsError: raised through here)
 
 SCHEMA_VERSION = 3
 READS = (1, 2, 3)  # the versions this module opens (1 and 2 are migrated to 3)
@@ -192,10 +192,6 @@ V3_COLUMNS = {
 MAX_JSON = 4_000_000  # characters of one JSON value read back
 
 
-class RecordsError(ValueError):
-    """The file cannot serve as the records; the message is one line naming it and what to do."""
-
-
 class DamagedGame(ValueError):
     """One game's row cannot be read; the message names the game.  The other games are unaffected."""
 
@@ -226,117 +222,86 @@ def default_db_path() -> Path:
     return Path(base) / "dice-arena" / "records.sqlite3"
 
 
-def _text(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace")  # a damaged text value reads as text, never an exception
-
-
 class Records:
-    """The SQLite file of games, shared safely by threads and processes: the writes of one
-    process take turns on a lock over one writer connection, each read opens its own.
-    Opening it checks (and if need be migrates) the file: :class:`RecordsError` when it
-    cannot be used."""
+    """The games' records, shared safely by threads and processes: a SQLite file or a
+    PostgreSQL database (``db``: a path, or a ``postgresql://`` URL; ``play.web.database``).
+    The writes of one process take turns on a lock over one writer connection; each read
+    has a connection of its own.  Opening it checks (and if need be migrates) the records:
+    :class:`RecordsError` when they cannot be used."""
 
-    def __init__(self, path: os.PathLike | str):
-        self.path = Path(path)
+    def __init__(self, db: os.PathLike | str):
+        self._db = open_database(db)
+        self.path = getattr(self._db, "path", None)  # the SQLite file (None on PostgreSQL)
+        self.label = self._db.label
+        self.Error = self._db.Error  # what a database that fails raises (a tuple of classes)
         self._write_lock = threading.Lock()
-        self._writer: Optional[sqlite3.Connection] = None
+        self._writer = None
         self._hold = False
         self._pid = os.getpid()  # the process the writer connection was opened in
         self._inherited: list = []  # a parent's connection after a fork: never used, never closed here
         self._open()
 
     # --- opening -----------------------------------------------------------------------
-    def _refuse(self, why: str, todo: str = "give another --db") -> RecordsError:
-        return RecordsError(f"the records file {self.path} {why}; {todo}")
-
     def _open(self) -> None:
-        path = self.path
+        db = self._db
+        db.reach()
         try:
-            if path.is_dir():
-                raise self._refuse("is a folder, not a file", "give the path of a file with --db")
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except FileExistsError:
-                raise self._refuse(
-                    f"cannot be created: {path.parent} (or a folder above it) is a file, not a folder"
-                ) from None
-            if path.exists() and not path.is_file():
-                raise self._refuse("is not a regular file")
-        except OSError as e:  # a folder on the way that may not be read or made
-            raise self._refuse(f"cannot be reached or created ({e.strerror or type(e).__name__})") from None
-        try:
-            with closing(self._connect()) as conn:
-                problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
-            if problems != ["ok"]:
-                raise self._refuse(
-                    f"is damaged (SQLite says: {str(problems[0])[:120]})", "move it away or give another --db"
-                )
-            with closing(self._connect()) as conn, _immediate(conn):  # a file that is refused is left as it was
+            with closing(db.connect()) as conn:
+                problems = db.problems(conn)
+            if problems:
+                raise db.refuse(f"is damaged (SQLite says: {problems[0][:120]})", "move it away or give another --db")
+            with closing(db.connect()) as conn, db.write(conn):  # records that are refused are left as they were
                 self._prepare(conn)
-            with closing(self._connect()) as conn:  # ours: readers and the writer do not block each other
-                conn.execute("PRAGMA journal_mode=WAL")
-        except sqlite3.Error as e:
-            why = str(e)
-            if "not a database" in why or "malformed" in why:
-                raise self._refuse(
-                    f"is not a SQLite database, or is damaged (SQLite says: {why})", "move it away or give another --db"
-                ) from None
-            if "readonly" in why or "read-only" in why:
-                raise self._refuse(
-                    f"cannot be written (SQLite says: {why})", "give a file you can write with --db"
-                ) from None
-            raise self._refuse(f"cannot be opened (SQLite says: {why})") from None
+            with closing(db.connect()) as conn:
+                db.prepared(conn)
+        except db.Error as e:
+            raise db.explain(e) from None
 
-    def _prepare(self, conn: sqlite3.Connection) -> None:
-        """Create the tables in an empty file, migrate version 1, refuse anything else."""
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    def _prepare(self, conn) -> None:
+        """Create the tables in empty records, migrate version 1 and 2, refuse anything else."""
+        db = self._db
+        tables = db.tables(conn)
         if not tables:
             for statement in SCHEMA_V2:
                 conn.execute(statement)
             conn.execute("INSERT INTO meta (key, value) VALUES ('schema', '2')")
             _migrate_v2(conn)
             return
-        foreign = f"is not a dice-arena records file (its tables: {', '.join(sorted(tables)[:6])})"
-        if not {"meta", "games"} <= tables or not {"key", "value"} <= _columns(conn, "meta"):
-            raise self._refuse(foreign)
+        foreign = f"is not a dice-arena records {db.kind} (its tables: {', '.join(sorted(tables)[:6])})"
+        if not {"meta", "games"} <= tables or not {"key", "value"} <= db.columns(conn, "meta"):
+            raise db.refuse(foreign)
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         if row is None:
-            raise self._refuse(foreign)
+            raise db.refuse(foreign)
         version = str(row[0]).strip()
         if version not in {str(v) for v in READS}:
-            raise self._refuse(
+            raise db.refuse(
                 f"has schema version {version[:20]!r}, which this dice-arena does not read "
                 f"(it reads {' and '.join(map(str, READS))}; a newer dice-arena wrote it?)",
                 "upgrade dice-arena or give another --db",
             )
         if version == "1":
-            missing = set(V1_GAMES_COLUMNS) - _columns(conn, "games")
+            missing = set(V1_GAMES_COLUMNS) - db.columns(conn, "games")
             if missing:
-                raise self._refuse(f"{foreign[:-1]}; its games table lacks {', '.join(sorted(missing))})")
+                raise db.refuse(f"{foreign[:-1]}; its games table lacks {', '.join(sorted(missing))})")
             _migrate_v1(conn)
             _migrate_v2(conn)
             return
-        missing = (set(GAMES_COLUMNS) - _columns(conn, "games")) | {
-            f"moves.{c}" for c in set(MOVES_COLUMNS) - _columns(conn, "moves")
+        missing = (set(GAMES_COLUMNS) - db.columns(conn, "games")) | {
+            f"moves.{c}" for c in set(MOVES_COLUMNS) - db.columns(conn, "moves")
         }
         if version == "3":
             for table, columns in V3_COLUMNS.items():
-                missing |= {f"{table}.{c}" for c in columns - _columns(conn, table)}
+                missing |= {f"{table}.{c}" for c in columns - db.columns(conn, table)}
         if missing:
-            raise self._refuse(
-                f"is not a dice-arena records file of version {version} (it lacks {', '.join(sorted(missing))})"
+            raise db.refuse(
+                f"is not a dice-arena records {db.kind} of version {version} (it lacks {', '.join(sorted(missing))})"
             )
         if version == "2":
             _migrate_v2(conn)
         else:
-            # a write, so that a file this process may read but not write is refused now, not at the first move
+            # a write, so that records this process may read but not write are refused now, not at the first move
             conn.execute("UPDATE meta SET value = value WHERE key = 'schema'")
-
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        conn.row_factory = sqlite3.Row
-        conn.text_factory = _text
-        return conn
 
     def hold(self) -> None:
         """Keep this process's writer connection open between writes, until :meth:`close` (a
@@ -345,69 +310,53 @@ class Records:
         self._hold = True
 
     def close(self) -> None:
-        """Close this process's writer connection and stop holding it.  The records may still
-        be used: a write opens a connection again."""
+        """Close this process's connections and stop holding the writer.  The records may still
+        be used: a write or a read opens a connection again."""
         with self._write_lock:
             self._hold = False
             if self._pid == os.getpid():
                 self._drop_writer()
+        self._db.close_readers()
 
     def _drop_writer(self) -> None:
         conn, self._writer = self._writer, None
         if conn is not None:
             try:
                 conn.close()
-            except sqlite3.Error:
+            except self.Error:
                 pass
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (``BEGIN IMMEDIATE``: one writer at a time, across processes), on
+    def transaction(self) -> Iterator[Any]:
+        """A write transaction (one writer at a time, across processes: ``play.web.database``), on
         this process's writer connection, under its lock: the threads of a process take turns
-        here instead of in SQLite's busy handler, which sleeps.  An exception inside rolls it
-        back; a connection that fails (or cannot roll back) is closed, and the next write opens
-        another."""
+        here instead of in the database's lock, which (SQLite's busy handler) sleeps.  An
+        exception inside rolls it back; a connection that fails (or cannot roll back) is
+        closed, and the next write opens another."""
         with self._write_lock:
             if self._pid != os.getpid():  # a forked child: the parent's connection is left alone
                 self._inherited.append(self._writer)
                 self._writer, self._pid = None, os.getpid()
             if self._writer is None:
-                conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-                conn.row_factory = sqlite3.Row
-                conn.text_factory = _text
-                try:
-                    conn.execute("PRAGMA synchronous=NORMAL")  # durable at each checkpoint; safe with WAL
-                except BaseException:
-                    conn.close()
-                    raise
-                self._writer = conn
+                self._writer = self._db.connect(writer=True)
             conn = self._writer
             try:
-                with _immediate(conn):
+                with self._db.write(conn):
                     yield conn
-            except sqlite3.Error:
+            except self.Error:
                 self._drop_writer()
                 raise
             except BaseException:
-                if _in_transaction(conn):  # the rollback failed: never reuse it
+                if self._db.in_transaction(conn):  # the rollback failed: never reuse it
                     self._drop_writer()
                 raise
             finally:
                 if not self._hold:
                     self._drop_writer()
 
-    @contextmanager
-    def reading(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: every query inside sees the same state of the file."""
-        conn = self._connect()
-        try:
-            conn.execute("BEGIN")
-            try:
-                yield conn
-            finally:
-                conn.execute("ROLLBACK")
-        finally:
-            conn.close()
+    def reading(self):
+        """A read transaction: every query inside sees the same state of the records."""
+        return self._db.read()
 
     # --- writing -----------------------------------------------------------------------
     def create(self, web, request_id: Optional[str] = None, request_hash: Optional[str] = None) -> None:
@@ -469,7 +418,7 @@ class Records:
                         time.time(),
                     ),
                 )
-            except sqlite3.IntegrityError:  # the key (game, turn) is unique: cannot happen after the count
+            except self._db.IntegrityError:  # the key (game, turn) is unique: cannot happen after the count
                 raise MoveConflict(f"another page or server played move {turn} first") from None
             sets = ", ".join(f"{c} = ?" for c in progress)
             conn.execute(f"UPDATE games SET {sets} WHERE id = ?", (*progress.values(), web.id))
@@ -585,7 +534,7 @@ class Records:
                     "INSERT INTO table_moves (table_id, turn, seat, action, bot, played) VALUES (?, ?, ?, ?, ?, ?)",
                     (table.id, turn, entry["seat"], entry.get("action"), entry.get("bot"), now),
                 )
-            except sqlite3.IntegrityError:
+            except self._db.IntegrityError:
                 raise MoveConflict(f"another page or server played move {turn} first") from None
             sets = ", ".join(f"{c} = ?" for c in progress)
             conn.execute(
@@ -685,39 +634,12 @@ class Records:
 # --------------------------------------------------------------------------- rows
 
 
-@contextmanager
-def _immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` on ``conn``: committed when the block ends, rolled back when it raises."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        try:
-            conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass  # the caller sees the first error; the connection is dropped (still in a transaction)
-        raise
-    conn.execute("COMMIT")
-
-
-def _in_transaction(conn: sqlite3.Connection) -> bool:
-    """Whether ``conn`` is still in a transaction (True for a connection that cannot say: closed)."""
-    try:
-        return conn.in_transaction
-    except sqlite3.Error:
-        return True
-
-
-def _insert_requested(conn: sqlite3.Connection, table: str, row: dict) -> None:
+def _insert_requested(conn, table: str, row: dict) -> None:
     """Insert ``row`` (with its ``request_id`` and ``request_hash``) into ``table`` ("games" or
     "tables", ours, never a client's), after checking that its request made none already."""
     if row["request_id"] is not None:
         _check_request(conn, table, row["request_id"], row["request_hash"])
     conn.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values()))
-
-
-def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
-    return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}  # table: one of ours, never a client's
 
 
 def _table_progress(table) -> dict:
@@ -741,7 +663,7 @@ def _progress(web) -> dict:
     return {**_table_progress(web), "outcome": web.session.outcome() if web.game.is_over else None}
 
 
-def _plain(row: sqlite3.Row) -> dict:
+def _plain(row) -> dict:
     """A summary row as JSON can carry it (a damaged value is shown as text, not refused)."""
     out = {}
     for key in row.keys():
@@ -778,7 +700,7 @@ def _ints(value: Any, depth: int = 1) -> bool:
     return all(_ints(v) for v in value)
 
 
-def _decode(game_id: str, row: sqlite3.Row, move_rows: list) -> dict:
+def _decode(game_id: str, row, move_rows: list) -> dict:
     """The row as a record, every value checked for the type it was written with."""
     record = dict(row)
 
@@ -853,7 +775,7 @@ def _v1_moves(text: Any) -> Optional[list]:
     return rows
 
 
-def _migrate_v1(conn: sqlite3.Connection) -> None:
+def _migrate_v1(conn) -> None:
     """Version 1 to 2 inside the caller's transaction: the person's moves move from the JSON
     column ``games.moves`` to rows of ``moves``; every game is kept (a row whose moves cannot
     be read keeps them as they were in ``legacy_moves``, and its game is unavailable)."""
@@ -881,7 +803,7 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
 # --------------------------------------------------------------------------- version 2
 
 
-def _migrate_v2(conn: sqlite3.Connection) -> None:
+def _migrate_v2(conn) -> None:
     """Version 2 to 3 inside the caller's transaction: request ids on the games, and the
     shared tables' rows (``tables``, ``seats``, ``table_moves``); every game is kept as it is."""
     for statement in V3_STATEMENTS:
@@ -889,7 +811,7 @@ def _migrate_v2(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
 
 
-def _check_request(conn: sqlite3.Connection, table: str, request_id: str, request_hash: Optional[str]) -> None:
+def _check_request(conn, table: str, request_id: str, request_hash: Optional[str]) -> None:
     """:class:`DuplicateRequest` when ``request_id`` already made a row of ``table`` (games or tables)."""
     row = conn.execute(f"SELECT id, request_hash FROM {table} WHERE request_id = ?", (request_id,)).fetchone()
     if row is not None:  # table: "games" or "tables", never a client's
