@@ -437,6 +437,7 @@ class AgentTable:
         self.name = name or agent_name(agent)
         self._cache: dict[tuple[Situation, str], np.ndarray] = {}
         self.seconds = 0.0  # time spent asking the agent
+        self.asked = 0  # decisions the agent was asked at
 
     def probs(self, situation: Situation) -> np.ndarray:
         """The agent's action probabilities at every decision of ``situation`` (obs shape[:-1] + (29,))."""
@@ -445,6 +446,7 @@ class AgentTable:
             if heuristic is not None and situation.position > 0 and situation.n_players == 3:
                 return _heuristic_follower_probs(heuristic, situation)
             shape, flat, masks = self._decisions(situation)
+            self.asked += len(flat)
             probs = batch_probs(self.agent, flat, masks, lambda i: str(codec421.decode(flat[i])))
         return probs.reshape(shape + (N_ACTIONS,))
 
@@ -474,8 +476,16 @@ class AgentTable:
             return None
         with self._asking():
             shape, flat, masks = self._decisions(situation)
+            self.asked += len(flat)
             acts = batch_actions(self.agent, flat, masks, lambda i: str(codec421.decode(flat[i])))
         return acts.reshape(shape) - 1  # action 1 + k keeps KEEPS[k]
+
+    def fill(self, lay: "Layout") -> None:
+        """Ask the agent at every situation of ``lay`` (what a table with it in every seat needs)."""
+        for rnd in lay.rounds:
+            for pos, seat in enumerate(rnd.order):
+                situation = Situation.of(rnd.tokens, rnd.leader, seat)
+                self.lead(situation) if pos == 0 else self.finals(situation)
 
     def lead(self, situation: Situation) -> np.ndarray:
         key = (situation, "lead")
@@ -795,6 +805,40 @@ def table_figures(
     return out, time.perf_counter() - start
 
 
+# ---------------------------------------------------------------- command line
+
+
+def time_network(checkpoint: str | None = None, pot: int = 15, threads: int | None = None, out=print) -> float:
+    """Print how long the exact three-player table of a network takes to make (every
+    decision of every situation at ``pot``), then its own table's figures (``seat_figures``
+    of the network in every seat); returns the table's seconds.  ``checkpoint``: a saved
+    network, else an untrained one of the ``ppo-421-3p`` preset's size."""
+    import torch
+
+    from agents.ppo_agent import PPOAgent, build_policy
+    from games.dice421.presets import PRESETS
+
+    if threads is not None:
+        torch.set_num_threads(threads)
+    if checkpoint:
+        net = PPOAgent.load(checkpoint, expected_game="421")
+    else:
+        preset = next(p for p in PRESETS if p.name == "ppo-421-3p")
+        torch.manual_seed(0)
+        net = PPOAgent(build_policy("421", preset.policy, preset.env), "421", "untrained ppo-421-3p")
+    lay = layout(3, pot)
+    table = AgentTable(net)
+    out(f"{table.name}, pot {pot}, {torch.get_num_threads()} torch thread(s)")
+    start = time.perf_counter()
+    table.fill(lay)
+    seconds = time.perf_counter() - start
+    out(f"table: {seconds:.1f} s ({table.asked:,} decisions asked, {table.asked / seconds:,.0f} a second)")
+    start = time.perf_counter()
+    value, best = seat_figures([table] * 3, 0, pot)
+    out(f"own table: {time.perf_counter() - start:.1f} s (P(not losing) {value:.6f}, best reply {best:.6f})")
+    return seconds
+
+
 # ---------------------------------------------------------------- command line: a check against the engine
 
 
@@ -813,7 +857,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--pot", type=int, default=15)
     parser.add_argument("--games", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--time-network",
+        nargs="?",
+        const="",
+        metavar="CHECKPOINT",
+        help="time the exact three-player table of a network (a checkpoint, else an untrained "
+        "network of ppo-421-3p's size: the time does not depend on the weights), then its own table",
+    )
+    parser.add_argument("--threads", type=int, help="torch threads for --time-network (default: torch's)")
     args = parser.parse_args(argv)
+    if args.time_network is not None:
+        time_network(args.time_network or None, args.pot, args.threads)
+        return
     names = args.agents.split(",")
     bots = [make_agent("421", name, seed=args.seed + 1 + i) for i, name in enumerate(names)]
     start = time.perf_counter()
