@@ -1,9 +1,10 @@
 """Agents: everything that can take a seat at the table, behind one protocol
 (``agents.base.Agent``: ``act(obs, action_mask) -> int``).
 
-Names become agents here and only here (:func:`make_agent`): a bot of the game
-registry (``games``), the shipped trained bot, or a checkpoint file.  Envs and
-the game loop receive ready agents.
+Names become agents here and only here (:func:`make_agent`): a bot of a registered
+game, the shipped trained bot, or a checkpoint file.  A game's name is looked up in the
+table of registered games (``core.spec.get``), which the registry (``games``, a layer
+above) fills when it is imported.  Envs and the game loop receive ready agents.
 """
 
 from __future__ import annotations
@@ -12,26 +13,25 @@ import inspect
 from functools import lru_cache
 from pathlib import Path
 
-import games
 from agents.base import Agent, BatchPolicy
-from core.spec import NoExactFigure
+from core.spec import NoExactFigure, get, load, names
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
 
 
 def agent_names(game: str) -> tuple[str, ...]:
     """The bots of ``game`` and its shipped trained bot, by name."""
-    return games.get(game).agent_names
+    return get(game).agent_names
 
 
 def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
     """An agent by name: a bot, the shipped trained bot (``ppo-420``, ``ppo-421``), a checkpoint
     path, or the path of a bot file of the game's own kind (421: a ``.npz`` reply file)."""
-    spec = games.get(game)
+    spec = get(game)
     if not isinstance(name, str) or not name:
         raise ValueError(f"an agent name is a bot name or a checkpoint path, got {name!r}")
     if name in spec.bots:
-        factory = games.load(spec.bots[name])
+        factory = load(spec.bots[name])
         takes_seed = "seed" in inspect.signature(factory).parameters
         return factory(seed=seed) if takes_seed else factory()
     if name == spec.shipped:
@@ -43,7 +43,7 @@ def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
     else:
         path = Path(name)
         if path.suffix in spec.bot_files:
-            return games.load(spec.bot_files[path.suffix])(path)
+            return load(spec.bot_files[path.suffix])(path)
         if path.suffix == "" and path.with_suffix(".pt").exists():
             path = path.with_suffix(".pt")
         if not path.exists():
@@ -68,22 +68,22 @@ def exact_table(game: str, agent, n_players: int = 2, **options):
     table; ``ValueError`` where the agent cannot be tabulated."""
     if isinstance(agent, str):
         return _named_table(str(game), agent, n_players, tuple(sorted(options.items())))
-    return _table(games.get(game), agent, n_players, options)
+    return _table(get(game), agent, n_players, options)
 
 
 def _table(spec, agent, n_players: int, options: dict):
     if n_players == 2:
         if not spec.exact:
             raise NoExactFigure(f"{spec.name} has no exact solver: no policy table of an agent")
-        return games.load(spec.exact).policy_table(agent, **options)
+        return load(spec.exact).policy_table(agent, **options)
     if not spec.exact_n:
         raise NoExactFigure(f"{spec.name} has no exact evaluation at a table of {n_players}")
-    return games.load(spec.exact_n).prepared(agent, n_players)
+    return load(spec.exact_n).prepared(agent, n_players)
 
 
 @lru_cache(maxsize=64)
 def _named_table(game: str, name: str, n_players: int, options: tuple):
-    spec = games.get(game)
+    spec = get(game)
     return _table(spec, make_agent(spec.name, name, seed=0), n_players, dict(options))
 
 
@@ -102,11 +102,11 @@ def live_opponent(game: str, agent, n_players: int):
     """An agent (or a name) in the form the game's live env plays it fastest at a table of
     ``n_players``: its table where the game makes one for it (``GameSpec.live_table``,
     e.g. a 420 bot that plays from its own hand), else a batch policy."""
-    spec = games.get(game)
+    spec = get(game)
     agent = make_agent(game, agent, seed=0) if isinstance(agent, str) else agent
     if spec.live_table:
         try:
-            return games.load(spec.live_table)(agent, n_players)
+            return load(spec.live_table)(agent, n_players)
         except ValueError:
             pass
     return BatchPolicy(agent)
@@ -119,7 +119,7 @@ def make_env(env_id: str, opponent=None, **kwargs):
     Without an opponent the env's own random legal policy plays."""
     import gymnasium as gym
 
-    by_id = {games.get(n).env_id: games.get(n) for n in games.names()}
+    by_id = {get(n).env_id: get(n) for n in names()}
     if env_id not in by_id:
         raise ValueError(f"unknown env id {env_id!r}; choose one of {', '.join(by_id)}")
     game = by_id[env_id].name

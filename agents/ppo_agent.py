@@ -41,8 +41,8 @@ import torch
 from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-import games
 from agents.base import BatchedAgent
+from core import spec as registered
 from core.files import FileRefused, parse_json, read_regular
 from core.files import commit, write_atomic, write_temporary  # noqa: F401 (used by train.checkpoint)
 from core.files import fsync_dir as _fsync_dir  # noqa: F401
@@ -63,9 +63,10 @@ class CheckpointError(ValueError):
 
 
 def game_spaces(game: str, env: dict[str, Any] | None = None) -> tuple[spaces.Space, spaces.Space]:
-    """The observation and action spaces of a game's env (``env``: its options, e.g. the pot)."""
+    """The observation and action spaces of a registered game's env (``env``: its options, e.g.
+    the pot)."""
     try:
-        spec = games.get(game)
+        spec = registered.get(game)
         options = dict(env or {})
         n_players = int(options.pop("n_players", 2))
         return spec.observation_space(n_players, **options), spec.action_space()
@@ -127,8 +128,8 @@ def feature_extractors() -> dict[str, type]:
     from agents.features import FEATURE_EXTRACTORS
 
     found = dict(FEATURE_EXTRACTORS)
-    for name in games.names():
-        found.update({key: games.load(target) for key, target in games.get(name).features.items()})
+    for name in registered.names():
+        found.update({key: registered.load(target) for key, target in registered.get(name).features.items()})
     return found
 
 

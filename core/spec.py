@@ -107,6 +107,9 @@ class GameSpec:
     evaluate: str = ""
     explain: str = ""  # "module:function" behind ``evaluate GAME --exact --explain`` (or "")
     export: str = ""  # "module" with write_policy_csv, policy_table, is_deterministic (or "")
+    # module of the game's speed measurements for ``python -m train.bench`` (ENVS, and optionally
+    # TRAINING, PEERS, SHARED_PEERS, summary; see train.bench)
+    bench: str = ""
 
     # --- players and options ---------------------------------------------------
     def check_players(self, n_players: Any, what: str = "") -> int:
@@ -175,3 +178,36 @@ class GameSpec:
             return ""
         words = " or ".join(PLAYER_WORDS.get(n, str(n)) for n in self.bot_players[bot])
         return f"the {bot} {self.name} bot is made for {words} players only, not {n_players}"
+
+
+# --- the registered games ---------------------------------------------------------------
+# Every game registered so far, by name: the one table a name is looked up in.  The registry
+# (``games``) registers this project's games and the plug-ins' when it is imported (any module
+# of a game's folder imports it first, as its package); below it, ``agents`` turns a name into
+# a game here, so the layers under the registry need not import it.
+REGISTRY: dict[str, GameSpec] = {}
+
+
+def register(spec: GameSpec) -> GameSpec:
+    """Add a game to :data:`REGISTRY` (a name once)."""
+    if not isinstance(spec, GameSpec):
+        raise ValueError(f"a game registers a GameSpec, got {type(spec).__name__}")
+    if spec.name in REGISTRY:
+        raise ValueError(f"game {spec.name!r} is registered twice")
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def get(name: Any) -> GameSpec:
+    """The spec of a registered game by name ("420", "421"; an int is read as its name)."""
+    spec = REGISTRY.get(str(name))
+    if spec is None and not REGISTRY:
+        raise ValueError(f"unknown game {name!r}: no game is registered (import games, the registry, first)")
+    if spec is None:
+        raise ValueError(f"unknown game {name!r}; choose one of {', '.join(REGISTRY)}")
+    return spec
+
+
+def names() -> tuple[str, ...]:
+    """The registered games' names, in the order they were registered."""
+    return tuple(REGISTRY)

@@ -1,12 +1,13 @@
-"""The game registry: every game's :class:`~core.spec.GameSpec`, looked up by name.
+"""The game registry: which games there are, each a :class:`~core.spec.GameSpec`.
 
 A game is one folder (``games/dice420/``, ``games/dice421/``, ``games/pig/``) whose ``SPEC``
-says what the game is and what it offers.  The registry finds the games of
+says what the game is and what it offers.  On import the registry registers the games of
 :data:`GAMES` and those that other installed packages declare under the
 ``dice_arena.games`` entry-point group (``[project.entry-points."dice_arena.games"]
-mygame = "mypackage.mygame:SPEC"``), and registers each game's Gymnasium id.
-Everything that needs to know "which games are there" asks here; no other
-module keeps a list of games.
+mygame = "mypackage.mygame:SPEC"``), each with its Gymnasium id.  No other module keeps a
+list of games.  Names are looked up in ``core.spec``'s table (:func:`get`, :func:`names`),
+which only the registry fills, so the layers below it (an agent made by name, a checkpoint
+naming its game) find the same games without importing it.
 """
 
 from __future__ import annotations
@@ -15,34 +16,19 @@ import sys
 from importlib.metadata import entry_points
 from typing import Any
 
-from core.spec import PLAYER_WORDS, GameSpec, Option, load  # noqa: F401 (the registry's API)
+from core import spec as _table
+from core.spec import PLAYER_WORDS, REGISTRY, GameSpec, Option, get, load, names  # noqa: F401 (the registry's API)
 
 GAMES = ("games.dice420:SPEC", "games.dice421:SPEC", "games.pig:SPEC")  # the games of this project
 ENTRY_POINT_GROUP = "dice_arena.games"  # games of other installed packages
 
-REGISTRY: dict[str, GameSpec] = {}
-
 
 def register(spec: GameSpec) -> GameSpec:
-    if not isinstance(spec, GameSpec):
-        raise ValueError(f"a game registers a GameSpec, got {type(spec).__name__}")
-    if spec.name in REGISTRY:
-        raise ValueError(f"game {spec.name!r} is registered twice")
-    REGISTRY[spec.name] = spec
+    """Register a game: in the table of names (``core.spec.REGISTRY``, where :func:`get` and
+    the layers below look names up) and, where gymnasium is installed, its Gymnasium id."""
+    _table.register(spec)
     _register_env_id(spec)
     return spec
-
-
-def get(name: Any) -> GameSpec:
-    """The spec of a game by name ("420", "421"; an int is read as its name)."""
-    spec = REGISTRY.get(str(name))
-    if spec is None:
-        raise ValueError(f"unknown game {name!r}; choose one of {', '.join(REGISTRY)}")
-    return spec
-
-
-def names() -> tuple[str, ...]:
-    return tuple(REGISTRY)
 
 
 def _register_env_id(spec: GameSpec) -> None:
@@ -67,7 +53,7 @@ def discover_plugins() -> list[str]:
             spec = point.load()
             if not isinstance(spec, GameSpec):
                 raise ValueError(f"it is a {type(spec).__name__}, not a GameSpec")
-            if spec.name not in REGISTRY:
+            if spec.name not in names():
                 register(spec)
                 found.append(spec.name)
         except Exception as error:  # noqa: BLE001 - any failure of a plug-in is reported the same way

@@ -5,12 +5,15 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import agents
+import core.spec
 import games
 from agents.base import RandomAgent
 from games.dice420 import game as game420
@@ -26,15 +29,9 @@ GAME_FOLDERS = sorted(p.name for p in (ROOT / "games").iterdir() if (p / "__init
 
 # Imports that still look up, to be paid off as the generic layers take the games' place;
 # the test fails on any other, and on an entry here that no longer holds (so the list stays true).
-UPWARD_DEBTS = {
-    ("agents/__init__.py", "registry"),  # make_agent resolves names through the registry
-    ("agents/ppo_agent.py", "registry"),  # a checkpoint is checked against its game's spec
-    ("games/dice421/reply.py", "registry"),  # its command line checks a bot by the spec
-}
+UPWARD_DEBTS: set[tuple[str, str]] = set()
 # Generic modules that still name a game, to be moved into the games' folders or made generic.
-NAMING_DEBTS = {
-    "train/bench.py",
-}
+NAMING_DEBTS = {"train/bench.py"}
 
 
 def layer_of(module: str) -> str | None:
@@ -162,12 +159,24 @@ def test_the_registry_finds_games_through_one_list_and_entry_points(monkeypatch,
     ]
     asked = []
     monkeypatch.setattr(games, "entry_points", lambda group: asked.append(group) or points)
-    monkeypatch.setattr(games, "REGISTRY", dict(games.REGISTRY))
+    monkeypatch.setattr(core.spec, "REGISTRY", dict(core.spec.REGISTRY))  # the plug-in is registered here only
     assert games.discover_plugins() == ["pig-plugin"] and asked == ["dice_arena.games"]
     assert games.get("pig-plugin") is PLUGIN_SPEC and agents.make_agent("pig-plugin", "hold20") is not None
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and "plug-in 'broken'" in err[0] and "'not-a-spec'" in err[1] and "not a GameSpec" in err[1]
     assert games.discover_plugins() == []  # already registered: not twice
+
+
+def test_the_layers_below_the_registry_find_games_without_importing_it(monkeypatch):
+    """Names are looked up in core's table of registered games, which the registry fills on import:
+    agents and checkpoints import no game and no layer above them, and find the registry's games."""
+    code = "import sys, agents, agents.ppo_agent; print(sorted({m.split('.')[0] for m in sys.modules}))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert not {"games", "train", "play"} & set(ast.literal_eval(loaded.stdout))
+    assert games.names() == core.spec.names() and all(games.get(n) is core.spec.get(n) for n in games.names())
+    monkeypatch.setattr(core.spec, "REGISTRY", {})
+    with pytest.raises(ValueError, match="unknown game '420': no game is registered"):
+        agents.make_agent("420", "random")
 
 
 def test_no_module_outside_the_registry_tests_a_game_name():

@@ -479,8 +479,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="skip its exact figures at the tables with the heuristics (minutes at pot 15)",
     )
     args = parser.parse_args(argv)
-    import games
     from agents import make_agent
+    from games.dice421 import SPEC
 
     def error(message: str) -> int:
         print(f"python -m games.dice421.reply: error: {message}", file=sys.stderr)
@@ -488,8 +488,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         g.check_options(pot=args.pot)
-        if args.versus in games.get("421").bots and not games.get("421").plays(args.versus, N_PLAYERS):
-            return error(f"--versus: {games.get('421').why_not(args.versus, N_PLAYERS)}")
+        if args.versus in SPEC.bots and not SPEC.plays(args.versus, N_PLAYERS):
+            return error(f"--versus: {SPEC.why_not(args.versus, N_PLAYERS)}")
         versus = make_agent("421", args.versus, seed=0)
         getattr(versus, "check_table", lambda *a, **k: None)(N_PLAYERS, pot=args.pot)
     except ValueError as e:
