@@ -1,13 +1,12 @@
 """What a person sees from the command lines: every bad option value is one
 ``error:`` line and exit code 2 (never a traceback), output piped into ``head``
 ends quietly, every line the terminal games, matches and evaluations print fits
-in 80 columns, training's progress bar ends where the run does, and
-``python -m train.plot`` plots both games' runs without touching docs/."""
+in 80 columns, and training's progress bar ends where the run does
+(``python -m train.plot``'s own tests are in tests/test_plot.py)."""
 
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 import shutil
@@ -422,70 +421,6 @@ def test_ctrl_c_closes_the_progress_bar_before_the_summary(tmp_path, capsys, mon
     interrupted = next(i for i, line in enumerate(lines) if line.startswith("interrupted at"))
     assert bars and max(bars) < interrupted  # drawn once, before the run reports and saves
     assert lines[-1].startswith("continue with: python -m train ppo-420")
-
-
-# --- python -m train.plot ---------------------------------------------------------------------
-@pytest.mark.slow
-def test_plot_draws_both_shipped_runs_and_never_overwrites_by_default(tmp_path, monkeypatch, capsys):
-    from train import plot
-
-    docs_png = ROOT / "docs" / "gap-vs-time.png"
-    before = docs_png.stat().st_mtime_ns if docs_png.exists() else None
-    monkeypatch.chdir(tmp_path)
-    for run in ("ppo-421", "ppo-420"):
-        out = tmp_path / f"{run}.png"
-        assert plot.main([str(SHIPPED / f"{run}.json"), "--out", str(out)]) == 0
-        assert out.stat().st_size > 10_000 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    _, _, history, keys = plot.read_history(SHIPPED / "ppo-421.json")
-    assert keys == ["gap_pp"] and len(history) > 2
-    # the run's final evaluation is its last point
-    meta = json.loads((SHIPPED / "ppo-421.json").read_text())
-    assert len(history) == len(meta["eval_history"]) + 1
-    assert history[-1] == {
-        "timesteps": meta["timesteps"],
-        "wall_seconds": meta["wall_seconds"],
-        "gap_pp": meta["exact"]["gap_pp"],
-    }
-    assert plot.read_history(SHIPPED / "ppo-420.json")[3] == ["gap_pp_red", "gap_pp_blue"]
-    # two runs of one name are told apart by their files
-    shutil.copy(SHIPPED / "ppo-421.json", tmp_path / "ppo-421-before.json")
-    runs = [tmp_path / "ppo-421-before.json", SHIPPED / "ppo-421.json", SHIPPED / "ppo-420.json"]
-    assert [name for name, *_ in plot.read_runs(runs)] == ["ppo-421-before", "ppo-421", "ppo-420"]
-    # the default --out is in the current folder, and an existing file is kept without --force
-    both = [str(SHIPPED / "ppo-420.json"), str(SHIPPED / "ppo-421.json")]
-    assert plot.main(both) == 0 and (tmp_path / "gap-vs-time.png").exists()
-    capsys.readouterr()
-    assert plot.main(both) == 2
-    assert "already exists; give --force" in _one_error_line(capsys.readouterr().err)
-    assert plot.main([*both, "--force"]) == 0
-    assert (docs_png.stat().st_mtime_ns if docs_png.exists() else None) == before
-
-
-@pytest.mark.parametrize(
-    "case,message",
-    [
-        ("missing", "no such file"),
-        ("folder", "is a folder"),
-        ("weights", "not valid JSON"),
-        ("no_history", "has no evaluation history"),
-        ("no_gap", "no gap_pp"),
-    ],
-)
-def test_plot_refuses_a_file_that_is_not_a_run_in_one_line(case, message, tmp_path, capsys):
-    from train import plot
-
-    path = {
-        "missing": tmp_path / "nothing.json",
-        "folder": tmp_path,
-        "weights": SHIPPED / "ppo-420.pt",
-        "no_history": tmp_path / "meta.json",
-        "no_gap": tmp_path / "odd.json",
-    }[case]
-    (tmp_path / "meta.json").write_text(json.dumps({"name": "x", "game": "420"}))
-    (tmp_path / "odd.json").write_text(json.dumps({"eval_history": [{"wall_seconds": 1.0, "gap": 2}]}))
-    assert plot.main([str(path), "--out", str(tmp_path / "out.png")]) == 2
-    assert message in _one_error_line(capsys.readouterr().err)
-    assert not (tmp_path / "out.png").exists()
 
 
 @pytest.mark.parametrize("argv", [[], ["420"], ["421"], ["match"], ["evaluate"], ["export"], ["train"], ["plot"]])
