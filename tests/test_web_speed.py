@@ -248,3 +248,33 @@ def test_a_move_wakes_the_streams_of_its_own_process_without_their_poll(db):
         thread.join(10)
         for reader in readers:  # daemon threads: their stream is gone with the server
             reader.join(1)
+
+
+def test_a_move_and_a_look_at_the_table_each_read_the_records_once(db, monkeypatch):
+    """The seat of the token, the table's version and its seats come from one read; a move is
+    that read and one write (the event streams' watcher is not started by a TestClient)."""
+    client = TestClient(create_app(db, limits=Limits()), raise_server_exceptions=False)
+    made = make_table(client)
+    tid, tokens = made["id"], made["tokens"]
+    records = client.app.state.tables.records
+    counted = {"reads": 0, "writes": 0}
+    reading, transaction = records.reading, records.transaction
+
+    def counting(kind, inner):
+        def wrapper(*args, **kwargs):
+            counted[kind] += 1
+            return inner(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(records, "reading", counting("reads", reading))
+    monkeypatch.setattr(records, "transaction", counting("writes", transaction))
+    seat = ok(client.get(f"/api/tables/{tid}", headers=auth(tokens[0])))["state"]["to_move"]
+    assert counted == {"reads": 1, "writes": 0}
+    mine = ok(client.get(f"/api/tables/{tid}", headers=auth(tokens[seat])))["state"]
+    counted.update(reads=0, writes=0)
+    body = {"action": mine["legal"][0]["action"], "turn": mine["turn"]}
+    reply = ok(client.post(f"/api/tables/{tid}/moves", json=body, headers=auth(tokens[seat])))
+    assert counted == {"reads": 1, "writes": 1}
+    assert reply["state"]["turn"] > mine["turn"]
+    assert [s["player"] for s in reply["state"]["seats"]][0] == "ada"

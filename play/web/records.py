@@ -551,21 +551,23 @@ class Records:
             )
             conn.execute("UPDATE tables SET version = version + 1 WHERE id = ?", (table_id,))
 
-    def seat_of_token(self, table_id: str, token_hash: str) -> Optional[dict]:
-        """The seat row (``seat``, ``creator``, ``name``) whose token has this hash at this table, or None."""
+    def table_view(self, table_id: str, token_hash: Optional[str]) -> Optional[dict]:
+        """In one read, what a request to a table needs first: ``info`` (:meth:`table_version`;
+        None: no such table), ``seats`` (``seat``, ``creator``, ``name``; never a token's hash)
+        and ``seat``, the row of the seat whose token has this hash (None for no hash or no
+        such seat)."""
         with self.reading() as conn:
-            row = conn.execute(
-                "SELECT seat, creator, name FROM seats WHERE table_id = ? AND token_hash = ?", (table_id, token_hash)
+            info = conn.execute(
+                "SELECT version, n_moves, n_events, status, moved FROM tables WHERE id = ?", (table_id,)
             ).fetchone()
-        return None if row is None else dict(row)
-
-    def table_seats(self, table_id: str) -> list[dict]:
-        """The table's seats: ``seat``, ``creator``, ``name`` (never a token's hash)."""
-        with self.reading() as conn:
-            rows = conn.execute(
-                "SELECT seat, creator, name FROM seats WHERE table_id = ? ORDER BY seat", (table_id,)
+            seats = conn.execute(
+                "SELECT seat, creator, name, token_hash FROM seats WHERE table_id = ? ORDER BY seat", (table_id,)
             ).fetchall()
-        return [dict(r) for r in rows]
+        rows = [dict(r) for r in seats]
+        mine = next((r for r in rows if token_hash is not None and r["token_hash"] == token_hash), None)
+        for row in rows:
+            del row["token_hash"]
+        return {"info": None if info is None else dict(info), "seats": rows, "seat": mine}
 
     def table_version(self, table_id: str) -> Optional[dict]:
         """The table's ``version``, ``n_moves``, ``n_events``, ``status`` and ``moved`` (one row), or None."""

@@ -343,15 +343,16 @@ class TableStore(LiveCache):
         return record
 
     @contextmanager
-    def serving(self, table_id: str) -> Iterator[SharedTable]:
-        """The table, locked and as the records have it now."""
+    def serving(self, table_id: str, info: Optional[dict] = None) -> Iterator[SharedTable]:
+        """The table, locked and as the records have it now (or as ``info``, its version row
+        read by this request, has it)."""
         table = self.get(table_id)
         with table.lock:
-            self.catch_up(table)
+            self.catch_up(table, info)
             yield table
 
-    def catch_up(self, table: SharedTable) -> None:
-        now = self.records.table_version(table.id)
+    def catch_up(self, table: SharedTable, info: Optional[dict] = None) -> None:
+        now = info if info is not None else self.records.table_version(table.id)
         if now is None:
             self.forget(table)
             raise ApiError(404, f"no such table: {table.id}")
@@ -686,18 +687,20 @@ def install(app: FastAPI, records: Records, games_store: Store, limits: Limits) 
     created: OrderedDict[str, tuple[float, str, dict]] = OrderedDict()  # request id -> (when, hash, response)
     create_lock = threading.Lock()
 
-    def seat_of(table_id: str, token: Optional[str], *, need: bool = True) -> Optional[dict]:
-        """The seat the token opens at this table (None for no token when not ``need``); 401/403."""
-        if token is None:
-            if need:
-                raise ApiError(401, "this needs your seat's token (Authorization: Bearer TOKEN, from your invite link)")
-            return None
-        if not TOKEN_RE.fullmatch(token):
+    def look(table_id: str, token: Optional[str], *, need: bool = True) -> dict:
+        """One read of what a request needs first: the table's version row (``info``), its
+        ``seats`` and the ``seat`` the token opens (None for no token when not ``need``);
+        401 without a token, 403 for a token that opens no seat here, 404 for no table."""
+        if token is None and need:
+            raise ApiError(401, "this needs your seat's token (Authorization: Bearer TOKEN, from your invite link)")
+        if token is not None and not TOKEN_RE.fullmatch(token):
             raise ApiError(403, "this token opens no seat at this table")
-        row = records.seat_of_token(table_id, token_hash(token))
-        if row is None:
+        view = records.table_view(table_id, None if token is None else token_hash(token))
+        if token is not None and view["seat"] is None:
             raise ApiError(403, "this token opens no seat at this table")
-        return row
+        if view["info"] is None:
+            raise ApiError(404, f"no such table: {table_id}")
+        return view
 
     def links(table_id: str, token: Optional[str] = None) -> str:
         return f"/#table={table_id}" + (f"&seat={token}" if token else "")
@@ -768,32 +771,30 @@ def install(app: FastAPI, records: Records, games_store: Store, limits: Limits) 
             return response
 
     def view(table_id: str, token: Optional[str], since: Optional[int]) -> dict:
-        seat = seat_of(table_id, token, need=False)
-        with tables.serving(table_id) as table:
-            rows = records.table_seats(table_id)
-            viewer = seat["seat"] if seat else None
-            state = table.state(viewer, rows, log=since is None)
+        seen = look(table_id, token, need=False)
+        with tables.serving(table_id, seen["info"]) as table:
+            viewer = seen["seat"]["seat"] if seen["seat"] else None
+            state = table.state(viewer, seen["seats"], log=since is None)
             out = {"id": table.id, "state": state}
             if since is not None:
                 out["steps"] = table.steps[max(0, since) :]
-            return out
+        info = seen["info"]
+        out["version"] = info["version"]
+        out["idle"] = max(0.0, time.time() - info["moved"])
+        out["seat_timeout"] = limits.seat_timeout
+        return out
 
     @app.get("/api/tables/{table_id}", summary="The table as your seat (or a spectator) sees it")
     def get_table(table_id: str, request: Request, since: Optional[int] = None):
-        out = view(table_id, bearer(request, None), since)
-        info = records.table_version(table_id)
-        if info is not None:
-            out["version"] = info["version"]
-            out["idle"] = max(0.0, time.time() - info["moved"])
-            out["seat_timeout"] = limits.seat_timeout
-        return out
+        return view(table_id, bearer(request, None), since)
 
     @app.post("/api/tables/{table_id}/join", summary="Take your seat (its token) under your name")
     def join(table_id: str, body: Join, request: Request):
         moving.take(client_of(request))
-        seat = seat_of(table_id, bearer(request, body.token))
+        seen = look(table_id, bearer(request, body.token))
+        seat = seen["seat"]
         name = _name(body.name, "guest")
-        with tables.serving(table_id) as table:
+        with tables.serving(table_id, seen["info"]) as table:
             if table.kinds[seat["seat"]] is not None:
                 raise ApiError(403, "this seat was given to a bot: its link no longer takes it")
             records.take_seat(table_id, seat["seat"], name)
@@ -803,7 +804,8 @@ def install(app: FastAPI, records: Records, games_store: Store, limits: Limits) 
     @app.post("/api/tables/{table_id}/moves", summary="Play your seat's move")
     def table_move(table_id: str, body: TableMove, request: Request):
         moving.take(client_of(request))
-        seat = seat_of(table_id, bearer(request, body.token))["seat"]
+        seen = look(table_id, bearer(request, body.token))
+        seat = seen["seat"]["seat"]
         given = [k for k in ("action", "reroll", "keep", "text") if getattr(body, k) is not None] + (
             ["stop"] if body.stop else []
         )
@@ -814,21 +816,22 @@ def install(app: FastAPI, records: Records, games_store: Store, limits: Limits) 
         for values in (body.reroll, body.keep):
             if values is not None and any(not 1 <= v <= 6 for v in values):
                 raise ApiError(422, "dice show 1 to 6")
-        with tables.serving(table_id) as table:
+        with tables.serving(table_id, seen["info"]) as table:
             table.check_turn(seat, body.turn)
             move = dict(action=body.action, reroll=body.reroll, keep=body.keep, stop=bool(body.stop), text=body.text)
             steps = tables.store(table, body.turn, lambda: table.play(seat, turn=body.turn, **move))
-            rows = records.table_seats(table_id)
-            return {"id": table.id, "steps": steps, "state": table.state(seat, rows, log=False)}
+            # the seats as read before the move (a name taken since shows in the next state)
+            return {"id": table.id, "steps": steps, "state": table.state(seat, seen["seats"], log=False)}
 
     @app.post("/api/tables/{table_id}/seats/{seat}/bot", summary="The creator gives an idle seat to a bot")
     def give_to_bot(table_id: str, seat: int, request: Request, body: Optional[GiveToBot] = None):
         body = body or GiveToBot()
         moving.take(client_of(request))
-        me = seat_of(table_id, bearer(request, body.token))
+        seen = look(table_id, bearer(request, body.token))
+        me = seen["seat"]
         if not me["creator"]:
             raise ApiError(403, "only the table's creator may give a seat to a bot")
-        with tables.serving(table_id) as table:
+        with tables.serving(table_id, seen["info"]) as table:
             if not 0 <= seat < table.n_players:
                 raise ApiError(404, f"no seat {seat} at this table")
             if table.kinds[seat] is not None:
@@ -837,8 +840,7 @@ def install(app: FastAPI, records: Records, games_store: Store, limits: Limits) 
                 raise ApiError(409, "the game is over")
             if table.to_move != seat:
                 raise ApiError(409, "only the seat to move can be given to a bot (the others keep no one waiting)")
-            info = records.table_version(table_id)
-            idle = time.time() - info["moved"]
+            idle = time.time() - seen["info"]["moved"]
             if idle < limits.seat_timeout:
                 raise ApiError(
                     409,
@@ -849,8 +851,7 @@ def install(app: FastAPI, records: Records, games_store: Store, limits: Limits) 
             check_bots(table.spec, table.n_players, table.options, [bot])
             turn = len(table.entries)
             steps = tables.store(table, turn, lambda: table.give_to_bot(seat, bot))
-            rows = records.table_seats(table_id)
-            return {"id": table.id, "steps": steps, "state": table.state(me["seat"], rows, log=False)}
+            return {"id": table.id, "steps": steps, "state": table.state(me["seat"], seen["seats"], log=False)}
 
     @app.get("/api/tables/{table_id}/events", summary="Server-sent events: one each time the table changes")
     async def events(table_id: str, request: Request, after: Optional[int] = None):
