@@ -54,7 +54,7 @@ from typing import Any, Iterator, Optional, Union
 
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 import games
@@ -786,7 +786,8 @@ def install(app: FastAPI, records: Records, games_store: Store, limits: Limits) 
 
     @app.get("/api/tables/{table_id}", summary="The table as your seat (or a spectator) sees it")
     def get_table(table_id: str, request: Request, since: Optional[int] = None):
-        return view(table_id, bearer(request, None), since)
+        # JSONResponse: the state is plain JSON already (FastAPI's encoder would walk it again)
+        return JSONResponse(view(table_id, bearer(request, None), since))
 
     @app.post("/api/tables/{table_id}/join", summary="Take your seat (its token) under your name")
     def join(table_id: str, body: Join, request: Request):
@@ -821,7 +822,7 @@ def install(app: FastAPI, records: Records, games_store: Store, limits: Limits) 
             move = dict(action=body.action, reroll=body.reroll, keep=body.keep, stop=bool(body.stop), text=body.text)
             steps = tables.store(table, body.turn, lambda: table.play(seat, turn=body.turn, **move))
             # the seats as read before the move (a name taken since shows in the next state)
-            return {"id": table.id, "steps": steps, "state": table.state(seat, seen["seats"], log=False)}
+            return JSONResponse({"id": table.id, "steps": steps, "state": table.state(seat, seen["seats"], log=False)})
 
     @app.post("/api/tables/{table_id}/seats/{seat}/bot", summary="The creator gives an idle seat to a bot")
     def give_to_bot(table_id: str, seat: int, request: Request, body: Optional[GiveToBot] = None):
