@@ -7,6 +7,7 @@ import types
 
 import pytest
 
+from games.pig import bench as pig_bench
 from train import bench
 
 SECONDS = 0.2
@@ -60,7 +61,10 @@ def _rate(value):
     return value[0] if isinstance(value, tuple) else value
 
 
-@pytest.mark.parametrize("name", [n for n in bench.MEASURES if not n.startswith(("train", "OpenSpiel"))])
+ENVIRONMENTS = [n for n in bench.MEASURES if n not in bench.PLAN.steps and n not in pig_bench.PEERS]
+
+
+@pytest.mark.parametrize("name", ENVIRONMENTS)
 def test_environment_measurements_report_the_steps_they_made_over_the_time_they_took(name, monkeypatch):
     clock = WorkClock(monkeypatch)
     value = bench.MEASURES[name](SECONDS)
@@ -71,12 +75,23 @@ def test_environment_measurements_report_the_steps_they_made_over_the_time_they_
         assert clock.games > 0 and value[1]["steps_per_game"] == clock.decisions / clock.games
 
 
-def test_every_registered_batched_env_is_measured():
+def test_every_registered_batched_env_and_what_each_game_declares_is_measured():
     import games
 
     for name in games.names():
-        if games.get(name).batched_env:
-            assert bench.batched_name(name) in bench.MEASURES
+        spec = games.get(name)
+        if spec.batched_env:
+            assert bench.batched_name(name) in ENVIRONMENTS
+        declared = games.load(spec.bench) if spec.bench else None
+        for label, (single, _), (batched, _) in getattr(declared, "ENVS", ()):
+            assert f"{label} single env ({single})" in ENVIRONMENTS
+            assert f"{label} batched env ({batched}, {bench.N_ENVS} games)" in ENVIRONMENTS
+        for peer in getattr(declared, "PEERS", {}):
+            assert peer in bench.MEASURES
+        if getattr(declared, "TRAINING", None):
+            assert f"train {declared.TRAINING[0]} preset (batched)" in bench.PLAN.steps
+    assert {"420", "421", "421 3p"} <= {label for label, _, _ in bench.PLAN.pairs}
+    assert bench.PLAN.shared == {pig_bench.OPENSPIEL_NODES: (pig_bench.OPENSPIEL, "nodes_per_s")}
 
 
 class _Queue:
@@ -93,7 +108,7 @@ def _in_process(name, arg):
 
 def _run(monkeypatch, capsys, openspiel):
     monkeypatch.setattr(bench, "measure", _in_process)
-    monkeypatch.setitem(bench.MEASURES, bench.OPENSPIEL, openspiel)  # open_spiel not needed
+    monkeypatch.setitem(bench.MEASURES, pig_bench.OPENSPIEL, openspiel)  # open_spiel not needed
     assert bench.main(["--seconds", "0.1", "--only", "pig"]) == 0
     out = capsys.readouterr().out
     assert all(len(line) <= bench.WIDTH for line in out.splitlines()), out
@@ -108,8 +123,8 @@ def test_pig_is_printed_next_to_openspiel(monkeypatch, capsys):
     line = next(line for line in out.splitlines() if line.startswith(ours))
     rate = float(line[len(ours) :].split()[0].replace(",", ""))
     assert rate == round(1 / BATCHED_TICK)  # the batched env's steps over the clock's time, to the step
-    assert f"{bench.OPENSPIEL_NODES:<52}          150" in out  # the old figure, kept for 420 and 421
-    ratio = next(line for line in out.splitlines() if line.startswith(f"batched pig env / {bench.OPENSPIEL}: "))
+    assert f"{pig_bench.OPENSPIEL_NODES:<52}          150" in out  # the old figure, kept for 420 and 421
+    ratio = next(line for line in out.splitlines() if line.startswith(f"batched pig env / {pig_bench.OPENSPIEL}: "))
     # the ratio is of the unrounded rate; the line shows it rounded to whole decisions a second
     assert ratio.endswith("x") and abs(float(ratio.split()[-1][:-1]) - rate / 100.0) <= 0.051
     assert "decisions/game: OpenSpiel 121.0 (both seats), ours " in out
@@ -130,3 +145,42 @@ def test_pig_without_openspiel(monkeypatch, capsys):
 def test_only_refuses_what_matches_nothing():
     with pytest.raises(SystemExit):
         bench.main(["--only", "no such measurement"])
+
+
+def test_a_games_peer_is_timed_by_the_bench_clock(monkeypatch):
+    """OpenSpiel's pig (Pig's peer, declared in its folder) run through the bench: here a stand-in
+    for pyspiel whose games alternate a die and a decision (3 each), every decision a fixed time."""
+    import sys
+
+    tick, clock = 1e-4, types.SimpleNamespace(now=0.0)
+    monkeypatch.setattr(bench, "time", types.SimpleNamespace(perf_counter=lambda: clock.now))
+
+    class State:
+        nodes = 0
+
+        def is_terminal(self):
+            return self.nodes == 6
+
+        def is_chance_node(self):
+            return self.nodes % 2 == 0
+
+        def chance_outcomes(self):
+            return [(0, 0.5), (1, 0.5)]
+
+        def legal_actions(self):
+            return [0, 1]
+
+        def apply_action(self, action):
+            clock.now += 0.0 if self.is_chance_node() else tick
+            self.nodes += 1
+
+    loaded = []
+    game = types.SimpleNamespace(new_initial_state=State)
+    fake = types.SimpleNamespace(load_game=lambda name, params: loaded.append((name, params)) or game)
+    monkeypatch.setitem(sys.modules, "pyspiel", fake)
+    rate, notes = bench.MEASURES[pig_bench.OPENSPIEL](SECONDS)
+    assert loaded == [("pig", {"players": 2, "winscore": 100, "diceoutcomes": 6})]
+    assert rate == pytest.approx(1 / tick, rel=1e-9) and notes["nodes_per_s"] == pytest.approx(2 / tick, rel=1e-9)
+    assert notes["decisions_per_game"] == pytest.approx(3, rel=1e-2) and notes["nodes_per_game"] == pytest.approx(
+        6, rel=1e-2
+    )

@@ -52,6 +52,7 @@ SPEC = GameSpec(
     },  # two players: the solver (play.tournament.exact_heads_up)
     view="games.dice420.view",
     web="games.dice420.web:WEB",
+    bench="games.dice420.bench",
     evaluate="games.dice420.evaluate",
     explain="games.dice420.evaluate:explain_lines",
     export="games.dice420.export",

@@ -51,6 +51,7 @@ SPEC = GameSpec(
     exact_n="games.dice421.exactn",
     view="games.dice421.view",
     web="games.dice421.web:WEB",
+    bench="games.dice421.bench",
     evaluate="games.dice421.evaluate",
     explain="games.dice421.evaluate:explain_lines",
 )

@@ -46,4 +46,5 @@ SPEC = GameSpec(
     exact="games.pig.solver",
     view="games.pig.view",
     web="games.pig.web:WEB",
+    bench="games.pig.bench",
 )
