@@ -345,3 +345,45 @@ def test_actions_that_break_the_rules_are_refused_in_one_line():
     with pytest.raises(ValueError, match="illegal action 29"):
         batch_actions(Cheat(lambda n: np.full(n, 29)), np.zeros((3, 4)), np.ones((3, 29), bool))
     assert batch_actions(RandomAgent(0), np.zeros((3, 4)), np.ones((3, 29), bool)) is None
+
+
+# ------------------------------------------------------------------ a network's table, made fast
+
+
+SITUATIONS = [
+    x.Situation(3, (4, 5, 6), 0),  # the leader of three
+    x.Situation(3, (2, 1, 12), 2),  # the first follower of three
+    x.Situation(3, (5, 6, 4), 1),  # the last follower of three
+    x.Situation(3, (6, 0, 9), 0),  # the leader of two: the next seat has left
+    x.Situation(3, (3, 0, 12), 2),  # the follower of two, the leader two seats on
+    x.Situation(2, (3, 4), 1),
+]
+
+
+@pytest.mark.parametrize("situation", SITUATIONS, ids=str)
+def test_decision_rows_are_the_decision_observations_in_any_slice(situation):
+    full = situation.decision_observations()
+    assert full.shape[:-1] == situation.decision_shape
+    flat = full.reshape(-1, codec421.OBS_SIZE)
+    assert np.array_equal(situation.decision_rows(0, len(flat)), flat)
+    start = len(flat) // 3 + 5
+    stop = min(len(flat), start + 3001)
+    assert np.array_equal(situation.decision_rows(start, stop), flat[start:stop])
+    _, obs, masks = x.AgentTable._decisions(situation, start, stop)
+    assert np.array_equal(masks, np.array([codec421.mask_of(o) for o in obs]))
+
+
+def test_a_network_asked_in_batches_plays_what_it_plays_asked_at_once(monkeypatch):
+    """The keeps asked ROWS_PER_ASK rows at a time are the network's keeps at the whole
+    situation's observations asked in one call (the path before batches)."""
+    from agents.base import batch_actions
+
+    monkeypatch.setattr(x, "ROWS_PER_ASK", 40_000)  # batches that cut decisions and hands played anywhere
+    net = _network(3)
+    for situation in SITUATIONS[1:3]:
+        obs = situation.decision_observations()
+        masks = np.broadcast_to(x.FOLLOWER_LEGAL, obs.shape[:-1] + (g.N_ACTIONS,)).reshape(-1, g.N_ACTIONS)
+        whole = batch_actions(net, obs.reshape(-1, codec421.OBS_SIZE), np.ascontiguousarray(masks))
+        table = x.AgentTable(net)
+        assert np.array_equal(table._keeps(situation), whole.reshape(obs.shape[:-1]) - 1)
+        assert table.asked == len(whole)

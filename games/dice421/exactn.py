@@ -52,6 +52,7 @@ systems are regular.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -318,6 +319,31 @@ class Situation:
             self.n_players,
         )
 
+    @property
+    def decision_shape(self) -> tuple[int, ...]:
+        """The shape of ``decision_observations`` less its last axis: (2, 56) for the leader,
+        (3, 56 [, 56], 56) for a follower."""
+        pos = self.position
+        return (2, N_HANDS) if pos == 0 else (3,) + (N_HANDS,) * (pos + 1)
+
+    def decision_rows(self, start: int, stop: int) -> np.ndarray:
+        """Rows ``start:stop`` of ``decision_observations()`` flattened to (rows, 25), built
+        for those rows only: one observation per decision kind (the leader's roll, or the
+        follower's decision d), the hands set by column (``tests/test_exact421n.py``
+        checks them against ``decision_observations``)."""
+        base, slots = _decision_base(self)
+        flat = np.arange(start, stop)
+        rest, own = np.divmod(flat, N_HANDS)
+        played = []
+        for _ in slots:
+            rest, hand = np.divmod(rest, N_HANDS)
+            played.append(hand)
+        obs = base[rest]  # rest is now the decision kind
+        obs[:, codec421.HAND] = _HAND_DICE[own]
+        for slot, hand in zip(slots, reversed(played)):
+            obs[:, slot : slot + 3] = _HAND_DICE[hand]
+        return obs
+
     def decision_observations(self) -> np.ndarray:
         """Every decision of this seat in the round: leader (2, 56, 25) by roll and hand;
         a follower (3, 56 [, 56], 56, 25) by decision d (``FOLLOWER_DECISIONS``), the hands
@@ -341,6 +367,26 @@ class Situation:
             obs[(slice(None),) * (pos + 2) + (slice(slot, slot + 3),)] = hands.reshape(shape)
         obs[..., codec421.HAND] = hands.reshape((1,) * pos + (N_HANDS, 3))
         return obs
+
+
+_HAND_DICE = np.array(g.HANDS, dtype=np.int64)  # (56, 3): the dice of each hand, as observations show them
+
+
+@lru_cache(maxsize=4096)
+def _decision_base(situation: Situation) -> tuple[np.ndarray, tuple[int, ...]]:
+    """One observation of ``situation`` for each decision kind (the leader's roll 1 and 2,
+    or a follower's decisions d), its hands to be set; and the first column of each played
+    hand, in play order (``Situation.decision_rows``)."""
+    pos = situation.position
+    if pos == 0:
+        base = np.repeat(situation.observation(g.HANDS[0], 1, g.MAX_ROLLS)[None], 2, 0)
+        base[:, codec421.ROLLS_USED] = [1, 2]
+        slots: tuple[int, ...] = ()
+    else:
+        base = np.stack([situation.observation(g.HANDS[0], r, n, [g.HANDS[0]] * pos) for n, r in FOLLOWER_DECISIONS])
+        slots = tuple(codec421.OTHERS_START + (p - 1) * codec421.OTHER_SLOT_SIZE + 1 for p in situation.order[:pos])
+    base.setflags(write=False)
+    return base, slots
 
 
 # ---------------------------------------------------------------- rounds played forward
@@ -427,6 +473,23 @@ def _best_slots(q: np.ndarray, current: np.ndarray | None, tol: float) -> tuple[
 # ---------------------------------------------------------------- agents as tables
 
 
+# Rows per call of an agent's ``actions`` (a multiple of ``ppo_agent.EVAL_CHUNK``, the rows of
+# one forward pass of a network): large enough that a call costs nothing beside the network,
+# small enough that a batch's observations and masks stay in the CPU's cache.
+ROWS_PER_ASK = 65_536
+
+
+@contextmanager
+def _inference():
+    """``torch.inference_mode()`` when torch is loaded (a network may be asked), else nothing."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    with torch.inference_mode():
+        yield
+
+
 class AgentTable:
     """An agent asked at every decision it can meet, lazily by situation and cached:
     ``lead(s)`` its action table as leader (2, 56, 29), ``finals(s)`` its final-hand
@@ -460,24 +523,32 @@ class AgentTable:
             self.seconds += time.perf_counter() - start
 
     @staticmethod
-    def _decisions(situation: Situation) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
-        """The decisions of ``situation``: their shape, observations and masks (one row each)."""
-        obs = situation.decision_observations()
+    def _decisions(
+        situation: Situation, start: int = 0, stop: int | None = None
+    ) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
+        """The decisions of ``situation`` (rows ``start:stop`` of them, else all): their
+        shape (all of them), observations and masks (one row each)."""
+        shape = situation.decision_shape
+        stop = int(np.prod(shape)) if stop is None else stop
         legal = LEADER_LEGAL if situation.position == 0 else FOLLOWER_LEGAL
-        shape = obs.shape[:-1]
-        masks = np.ascontiguousarray(np.broadcast_to(legal, shape + (N_ACTIONS,)).reshape(-1, N_ACTIONS))
-        return shape, obs.reshape(-1, codec421.OBS_SIZE), masks
+        return shape, situation.decision_rows(start, stop), legal[np.arange(start, stop) % N_HANDS]
 
     def _keeps(self, situation: Situation) -> np.ndarray | None:
         """A deterministic agent's keep at every follower decision of ``situation`` (keep
         indices, shape (3, *played hands, 56)), asked through ``actions`` without a
-        probability table; ``None`` for an agent without it."""
+        probability table, ``ROWS_PER_ASK`` rows at a time (each batch's observations
+        built for it alone); ``None`` for an agent without it."""
         if not hasattr(self.agent, "actions") or _heuristic_follower(self.agent) is not None:
             return None
-        with self._asking():
-            shape, flat, masks = self._decisions(situation)
-            self.asked += len(flat)
-            acts = batch_actions(self.agent, flat, masks, lambda i: str(codec421.decode(flat[i])))
+        with self._asking(), _inference():
+            shape = situation.decision_shape
+            acts = np.empty(int(np.prod(shape)), dtype=np.int64)
+            for start in range(0, len(acts), ROWS_PER_ASK):
+                stop = min(start + ROWS_PER_ASK, len(acts))
+                _, flat, masks = self._decisions(situation, start, stop)
+                where = lambda i, rows=flat: str(codec421.decode(rows[i]))  # noqa: E731
+                acts[start:stop] = batch_actions(self.agent, flat, masks, where)
+            self.asked += len(acts)
         return acts.reshape(shape) - 1  # action 1 + k keeps KEEPS[k]
 
     def fill(self, lay: "Layout") -> None:
