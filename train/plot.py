@@ -483,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
         "of training (wall clock), from the evaluation history in training runs' metadata. The runs of "
         "a seed study, or of one name save a -seedN ending, are drawn as their median with the "
         "interquartile range.",
-        epilog="example: python -m train.plot runs/ppo-420-study checkpoints/ppo-420.json --out gap.png",
+        epilog="example: python -m train.plot runs/PRESET-study checkpoints/RUN.json --out gap.png",
     )
     parser.add_argument(
         "runs",
