@@ -465,6 +465,25 @@ def test_a_postgresql_database_that_cannot_be_reached_is_one_line_without_its_pa
     assert "s3cret-word" not in err.getvalue() and "--db" in err.getvalue()
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://ada:s3cret-word@[127.0.0.1/records",  # an unclosed '['
+        "postgresql://ada:s3cret-word@127.0.0.1:port/records",
+        "postgresql://ada:s3cret-word@127.0.0.1:99999/records",
+        "POSTGRESQL://ada:s3cret-word@127.0.0.1:1/records",
+        "postgresql://ada:s3cret-word@127.0.0.1:1/records?sslmode=bogus",
+    ],
+)
+def test_a_postgresql_url_that_cannot_serve_is_one_line_without_its_password(url):
+    pytest.importorskip("psycopg", reason="PostgreSQL records need psycopg (the postgres extra)")
+    out, err = io.StringIO(), io.StringIO()
+    assert web_cli.run(argparse.Namespace(host="127.0.0.1", port=0, db=url, workers=1), out, err) == 2
+    lines = err.getvalue().splitlines()
+    assert out.getvalue() == "" and len(lines) == 1, lines
+    assert "s3cret-word" not in lines[0] and "--db" in lines[0] and "records database postgresql://" in lines[0]
+
+
 def test_a_postgresql_database_of_another_program_is_refused_and_left_as_it_was():
     from conftest import postgres_database
 

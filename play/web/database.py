@@ -30,7 +30,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 LOCK_KEY = 4_200_421  # the advisory lock that the writers of one PostgreSQL database take in turn
@@ -50,16 +50,23 @@ def shown(db: Any) -> str:
     """``db`` as it may be printed or logged: a URL without its password (or query), a path as it is."""
     if not is_url(db):
         return str(db)
-    parts = urlsplit(db.strip())
-    host = parts.hostname or ""
+    try:
+        parts = urlsplit(db.strip())
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:  # e.g. an unclosed '[' or a port that is not a number
+        return f"{db.strip().split(':', 1)[0].lower()}://(a URL that cannot be read)"
     if ":" in host:
         host = f"[{host}]"
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
     where = (f"{parts.username}@" if parts.username else "") + host + (f":{port}" if port else "")
-    return urlunsplit((parts.scheme, where, parts.path, "", ""))
+    return f"{parts.scheme.lower()}://{where}{parts.path}"
+
+
+def _password(url: str) -> str:
+    try:
+        return urlsplit(url).password or ""
+    except ValueError:
+        return ""
 
 
 def open_database(db: os.PathLike | str) -> "SQLiteFile | Postgres":
@@ -244,7 +251,8 @@ class Postgres:
     kind = "database"
 
     def __init__(self, url: str):
-        self.url = url.strip()
+        scheme, rest = url.strip().split("://", 1)
+        self.url = scheme.lower() + "://" + rest  # libpq takes the scheme in lower case only
         self.label = f"the records database {shown(self.url)}"
         try:
             import psycopg
@@ -266,7 +274,11 @@ class Postgres:
         pass  # connecting says it all
 
     def explain(self, e: Exception) -> RecordsError:
-        why = " ".join(str(e).split())[:200] or type(e).__name__
+        why = " ".join(str(e).split())
+        secret = _password(self.url)
+        if secret:
+            why = why.replace(secret, "***")  # never echoed by libpq as far as we know; never shown here
+        why = why[:200] or type(e).__name__
         if isinstance(e, self._psycopg.OperationalError):
             return self.refuse(
                 f"cannot be reached (PostgreSQL says: {why})", "start the server, or check the URL given with --db"
