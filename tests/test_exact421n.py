@@ -387,3 +387,21 @@ def test_a_network_asked_in_batches_plays_what_it_plays_asked_at_once(monkeypatc
         table = x.AgentTable(net)
         assert np.array_equal(table._keeps(situation), whole.reshape(obs.shape[:-1]) - 1)
         assert table.asked == len(whole)
+
+
+def test_one_blas_thread_inside_and_the_count_restored_after():
+    api = x._blas_threads()
+    if api is None:
+        pytest.skip("numpy's BLAS is not OpenBLAS")
+    get, set_ = api
+    before = int(get())
+    set_(2)
+    try:
+        with x.one_blas_thread():
+            assert get() == 1
+            with x.one_blas_thread():
+                assert get() == 1
+            assert get() == 1
+        assert get() == 2
+    finally:
+        set_(before)

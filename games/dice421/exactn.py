@@ -57,7 +57,7 @@ import time
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, wraps
 from itertools import product
 from typing import Any, Sequence
 
@@ -73,6 +73,63 @@ N_KEEPS = len(g.KEEPS)  # 28; a follower's action is 1 + keep index
 MAX_ITERATIONS = 100  # policy iteration; it typically stops after a handful
 # Follower decisions (rolls allowed n, rolls used r), as in Policy421: d = 0 is (2, 1), 1 is (3, 1), 2 is (3, 2).
 _D = {nr: d for d, nr in enumerate(FOLLOWER_DECISIONS)}
+
+
+# ---------------------------------------------------------------- one BLAS thread
+
+
+@lru_cache(maxsize=None)
+def _blas_threads() -> tuple[Any, Any] | None:
+    """(get, set) of the thread count of the OpenBLAS that numpy runs on, or None."""
+    import ctypes
+    import glob
+    import os
+
+    folder = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    names = [("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_")]
+    names += [("openblas_get_num_threads64_", "openblas_set_num_threads64_")]
+    names += [("openblas_get_num_threads", "openblas_set_num_threads")]
+    for path in sorted(glob.glob(os.path.join(folder, "*openblas*"))):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for get, set_ in names:
+            if hasattr(lib, get) and hasattr(lib, set_):
+                return getattr(lib, get), getattr(lib, set_)
+    return None
+
+
+@contextmanager
+def one_blas_thread():
+    """numpy's matrix products on one thread while inside: this module's are small (at
+    most 3,136 x 56 by 56 x 28) and a second OpenBLAS thread only waits, which on two
+    busy cores made a best reply two to three times slower.  It also makes the figures
+    those of one thread wherever they are computed (the tests run numpy on one thread; on
+    two, a product may differ in its last bit).  Nothing changes where numpy's BLAS is not
+    OpenBLAS."""
+    api = _blas_threads()
+    if api is None:
+        yield
+        return
+    get, set_ = api
+    before = int(get())
+    set_(1)
+    try:
+        yield
+    finally:
+        set_(before)
+
+
+def _on_one_blas_thread(function):
+    """``function`` run inside ``one_blas_thread()``."""
+
+    @wraps(function)
+    def run(*args, **kwargs):
+        with one_blas_thread():
+            return function(*args, **kwargs)
+
+    return run
 
 
 # ---------------------------------------------------------------- rounds: patterns and RAMPO
@@ -477,17 +534,30 @@ def _best_slots(q: np.ndarray, current: np.ndarray | None, tol: float) -> tuple[
 # one forward pass of a network): large enough that a call costs nothing beside the network,
 # small enough that a batch's observations and masks stay in the CPU's cache.
 ROWS_PER_ASK = 65_536
+# torch threads a network is asked on (None: the process's).  A forward pass of 4,096 rows
+# on two threads is twice as fast as on one when both cores are free, but ten times slower
+# when another process keeps one busy (measured: a last-follower situation in 11 s instead
+# of 1.1 s; each of the pass's layers waits for the thread the other process holds), which
+# made a network's table take half an hour.  A network's answers are the same on any
+# number of threads (its layers split rows, not sums: checked to the bit).
+ASK_THREADS: int | None = 1
 
 
 @contextmanager
 def _inference():
-    """``torch.inference_mode()`` when torch is loaded (a network may be asked), else nothing."""
+    """``torch.inference_mode()`` on ``ASK_THREADS`` threads when torch is loaded (a network
+    may be asked), the process's thread count restored after; else nothing."""
     torch = sys.modules.get("torch")
     if torch is None:
         yield
         return
-    with torch.inference_mode():
-        yield
+    before = torch.get_num_threads()
+    torch.set_num_threads(ASK_THREADS or before)
+    try:
+        with torch.inference_mode():
+            yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class AgentTable:
@@ -504,7 +574,7 @@ class AgentTable:
 
     def probs(self, situation: Situation) -> np.ndarray:
         """The agent's action probabilities at every decision of ``situation`` (obs shape[:-1] + (29,))."""
-        with self._asking():
+        with self._asking(), _inference():
             heuristic = _heuristic_follower(self.agent)
             if heuristic is not None and situation.position > 0 and situation.n_players == 3:
                 return _heuristic_follower_probs(heuristic, situation)
@@ -558,12 +628,14 @@ class AgentTable:
                 situation = Situation.of(rnd.tokens, rnd.leader, seat)
                 self.lead(situation) if pos == 0 else self.finals(situation)
 
+    @_on_one_blas_thread
     def lead(self, situation: Situation) -> np.ndarray:
         key = (situation, "lead")
         if key not in self._cache:
             self._cache[key] = self.probs(situation)
         return self._cache[key]
 
+    @_on_one_blas_thread
     def finals(self, situation: Situation) -> np.ndarray:
         key = (situation, "finals")
         if key not in self._cache:
@@ -683,6 +755,7 @@ class TableValues:
     seconds: float
 
 
+@_on_one_blas_thread
 def evaluate_table(agents: Sequence, pot: int = 15) -> TableValues:
     """P(each seat does not lose) with ``agents[seat]`` (agents or ``AgentTable``s) at
     each seat of a 2- or 3-player table, the first player drawn uniformly (exact)."""
@@ -774,6 +847,7 @@ class BestReply:
         return table
 
 
+@_on_one_blas_thread
 def best_reply(
     agents: Sequence, seat: int, pot: int = 15, tol: float = DEFAULT_TOL, start_values: np.ndarray | None = None
 ) -> BestReply:
@@ -889,8 +963,10 @@ def time_network(checkpoint: str | None = None, pot: int = 15, threads: int | No
     from agents.ppo_agent import PPOAgent, build_policy
     from games.dice421.presets import PRESETS
 
+    global ASK_THREADS
     if threads is not None:
         torch.set_num_threads(threads)
+        ASK_THREADS = threads  # the command's own process: not restored
     if checkpoint:
         net = PPOAgent.load(checkpoint, expected_game="421")
     else:
@@ -899,7 +975,7 @@ def time_network(checkpoint: str | None = None, pot: int = 15, threads: int | No
         net = PPOAgent(build_policy("421", preset.policy, preset.env), "421", "untrained ppo-421-3p")
     lay = layout(3, pot)
     table = AgentTable(net)
-    out(f"{table.name}, pot {pot}, {torch.get_num_threads()} torch thread(s)")
+    out(f"{table.name}, pot {pot}, asked on {ASK_THREADS or torch.get_num_threads()} torch thread(s)")
     start = time.perf_counter()
     table.fill(lay)
     seconds = time.perf_counter() - start
@@ -936,7 +1012,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="time the exact three-player table of a network (a checkpoint, else an untrained "
         "network of ppo-421-3p's size: the time does not depend on the weights), then its own table",
     )
-    parser.add_argument("--threads", type=int, help="torch threads for --time-network (default: torch's)")
+    parser.add_argument("--threads", type=int, help=f"torch threads for --time-network (default: {ASK_THREADS})")
     args = parser.parse_args(argv)
     if args.time_network is not None:
         time_network(args.time_network or None, args.pot, args.threads)
