@@ -65,6 +65,8 @@ def test_the_shipped_preset_plays_three_players_against_a_distribution():
     preset = P.PRESETS["ppo-421-3p"]
     assert preset.env["n_players"] == 3 and preset.opponent == "heuristic"
     assert sum(P.pool_weights(preset)) == pytest.approx(1.0)
+    # measured exactly every 1 M steps, as the two-player runs (the start is sampled)
+    assert preset.eval_every == preset.exact_every == 1_000_000
 
 
 def test_snapshots_are_frozen_copies_of_the_learner(small3, tmp_path):
