@@ -405,3 +405,85 @@ def test_one_blas_thread_inside_and_the_count_restored_after():
         assert get() == 2
     finally:
         set_(before)
+
+
+def _network_of(seed: int, **policy):
+    """A small untrained three-player network of the given policy settings."""
+    import torch
+
+    from agents.ppo_agent import PPOAgent, build_policy
+
+    torch.manual_seed(seed)
+    spec = {"class": "FastMlpPolicy", "net_arch": {"pi": [32], "vf": [32]}, "features_extractor": "OneHotInts"}
+    return PPOAgent(build_policy("421", {**spec, **policy}, {"n_players": 3}), "421", "net")
+
+
+def _keeps_both_ways(net, situation, monkeypatch):
+    """(keeps with the first layer summed by parts, the network's keeps, rows asked again)."""
+    table = x.AgentTable(net)
+    summed = table._keeps(situation)
+    monkeypatch.setattr(x, "SUM_FIRST_LAYER", False)
+    asked = x.AgentTable(net)._keeps(situation)
+    monkeypatch.setattr(x, "SUM_FIRST_LAYER", True)
+    return summed, asked, table
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [{}, {"features_extractor": "Rank421Features", "net_arch": {"pi": [16, 16], "vf": [8]}}],
+    ids=["OneHotInts", "Rank421Features"],
+)
+def test_a_network_summed_by_parts_plays_the_networks_keeps(policy, monkeypatch):
+    net = _network_of(5, **policy)
+    for situation in (SITUATIONS[2], SITUATIONS[1], SITUATIONS[4]):
+        summed, asked, table = _keeps_both_ways(net, situation, monkeypatch)
+        assert table._summed  # the path under test was taken
+        assert np.array_equal(summed, asked)
+        assert 0 < table.asked_again < table.asked / 10  # few decisions close enough to ask again
+
+
+def test_a_network_with_ties_everywhere_is_asked_again_everywhere(monkeypatch):
+    """Equal logits at every action: every decision is a tie, which the summed layer
+    cannot settle, so the network itself is asked (its first legal keep)."""
+    import torch
+
+    net = _network_of(6)
+    with torch.no_grad():
+        net.policy.action_net.weight.zero_()
+    summed, asked, table = _keeps_both_ways(net, SITUATIONS[1], monkeypatch)
+    assert np.array_equal(summed, asked) and table.asked_again == table.asked == summed.size
+
+
+def test_a_network_of_other_parts_is_asked_whole(monkeypatch):
+    """A ReLU network is not summed by parts (its bound is not worked out): asked as before."""
+    net = _network_of(7, activation="relu")
+    assert x._SummedFirstLayer.of(net) is None
+    summed, asked, table = _keeps_both_ways(net, SITUATIONS[1], monkeypatch)
+    assert table._summed is False and np.array_equal(summed, asked) and table.asked_again == 0
+
+
+def test_a_networks_table_and_figures_are_the_same_summed_by_parts(monkeypatch):
+    """The whole table of pot 3 (its last follower: 527k decisions) both ways: the same
+    final-hand distributions and leader tables, so the same figures to the bit."""
+    net = _network_of(8)
+    lay = x.layout(3, 3)
+    summed = x.AgentTable(net)
+    summed.fill(lay)
+    monkeypatch.setattr(x, "SUM_FIRST_LAYER", False)
+    asked = x.AgentTable(net)
+    asked.fill(lay)
+    assert summed._cache.keys() == asked._cache.keys()
+    assert all(np.array_equal(summed._cache[k], asked._cache[k]) for k in asked._cache)
+    heuristic = x.AgentTable(HeuristicAgent())
+    a = x.evaluate_table([summed, heuristic, summed], pot=3).lose_by_state
+    b = x.evaluate_table([asked, heuristic, asked], pot=3).lose_by_state
+    assert np.array_equal(a, b)
+
+
+def test_time_network_prints_the_tables_time_and_its_own_figures():
+    lines = []
+    seconds = x.time_network(pot=2, threads=1, out=lines.append)
+    assert seconds > 0 and len(lines) == 3 and max(map(len, lines)) <= 80
+    assert lines[0] == "untrained ppo-421-3p, pot 2, asked on 1 torch thread(s)"
+    assert re.fullmatch(r"table: [\d.]+ s \([\d,]+ decisions asked, [\d,]+ twice; [\d,]+ a second\)", lines[1])
+    assert re.fullmatch(r"own table: [\d.]+ s \(P\(not losing\) 0\.666667, best reply 0\.\d{6}\)", lines[2])

@@ -34,7 +34,15 @@ the leader's action table, and for a follower its final-hand distribution given
 the hands played before it and the leader's roll count ``n``.  The last of
 three followers sees two hands played: 3 * 56^3 (527k) decisions per situation,
 91 situations for pot 15, which dominates the time for an agent that answers a
-row at a time.
+row at a time.  Every one of them shows its own observation (the tokens and the
+hands differ), so nothing is asked twice for being seen twice.
+
+A network is asked on one torch thread (``ASK_THREADS``), and a network of known
+parts (MLP of tanh layers over ``OneHotInts`` or ``Rank421Features``) with its
+first layer added up by parts (``_SummedFirstLayer``), the decisions it leaves
+in doubt asked of the network itself: the same keeps, to the last one.  The
+table of a ``ppo-421-3p``-sized network at pot 15 (4.9e7 decisions) takes about
+75 s (``python -m games.dice421.exactn --time-network``).
 
 **Solving.**  With every policy fixed the values are one linear solve over the
 states (``numpy.linalg.solve``).  A best reply is found by policy iteration:
@@ -388,8 +396,11 @@ class Situation:
         for those rows only: one observation per decision kind (the leader's roll, or the
         follower's decision d), the hands set by column (``tests/test_exact421n.py``
         checks them against ``decision_observations``)."""
+        return self.rows_at(np.arange(start, stop))
+
+    def rows_at(self, flat: np.ndarray) -> np.ndarray:
+        """``decision_rows`` at the flat indices ``flat``."""
         base, slots = _decision_base(self)
-        flat = np.arange(start, stop)
         rest, own = np.divmod(flat, N_HANDS)
         played = []
         for _ in slots:
@@ -541,6 +552,8 @@ ROWS_PER_ASK = 65_536
 # made a network's table take half an hour.  A network's answers are the same on any
 # number of threads (its layers split rows, not sums: checked to the bit).
 ASK_THREADS: int | None = 1
+# A network of known parts is asked with its first layer added up by parts (``_SummedFirstLayer``).
+SUM_FIRST_LAYER = True
 
 
 @contextmanager
@@ -560,6 +573,143 @@ def _inference():
         torch.set_num_threads(before)
 
 
+U32 = 2.0**-24  # float32's unit roundoff
+
+
+def _gamma(n: int) -> float:
+    """The bound of n float32 roundings in a row, relative to the sum of the magnitudes."""
+    return n * U32 / (1 - n * U32)
+
+
+class _SummedFirstLayer:
+    """A network asked at a situation's decisions with its first layer added up by parts.
+
+    Its features (``OneHotInts`` or ``Rank421Features``) code each part of an observation
+    on its own: the decision kind's entries, the observer's hand, each played hand.  So the
+    first layer's sum at a decision is, in exact arithmetic, the sum at the decision kind's
+    observation plus one vector for each hand, each tabulated once per situation (in
+    float64 from the network's weights); a block of decisions with the same kind and hands
+    played adds the 56 own hands' vectors to one row.  The layers after the first are the
+    network's own modules, on the same rows as ``PPOAgent.actions`` asks them.
+
+    The sum differs from the network's one-hot product by rounding only, so the logits by
+    less than ``bound`` (float32 rounding of every sum and of tanh, carried through the
+    layers by their largest row sums).  A decision whose best legal logit leads the next by
+    more than twice that plays the network's action; every other one is asked of the
+    network itself (``agent.actions``).  So the keeps are the network's to the last one
+    (``tests/test_exact421n.py`` checks them against it)."""
+
+    def __init__(self, agent):
+        import torch
+
+        policy = agent.policy
+        self.torch, self.agent = torch, agent
+        self.features = policy.pi_features_extractor
+        net = list(policy.mlp_extractor.policy_net) + [policy.action_net]
+        self.first, self.rest = net[0], net[1:]
+        w = self.first.weight.detach().double()
+        self.w, self.w_abs, self.b = w.T, w.abs().T, self.first.bias.detach().double()
+        # how far the network's logits may be from ours, given the first layer's sums are
+        # at most `first` apart: each Linear (k inputs) adds its own rounding, tanh its own
+        self.carry = []  # (row sum bound, rounding) of each later layer, in order
+        for layer in self.rest:
+            if isinstance(layer, torch.nn.Linear):
+                rows = float(layer.weight.detach().double().abs().sum(1).max())
+                bias = float(layer.bias.detach().double().abs().max())
+                self.carry.append((rows, 2 * _gamma(layer.in_features + 1) * (rows + bias)))
+            else:  # Tanh: its outputs are within 1 in size and a few ulps of 1
+                self.carry.append((1.0, 16 * U32))
+
+    @staticmethod
+    def of(agent) -> "_SummedFirstLayer | None":
+        """The plan for ``agent`` if it is a network of exactly the known parts, else None."""
+        try:
+            import torch
+            from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+            from stable_baselines3.common.torch_layers import MlpExtractor
+
+            from agents.features import OneHotInts
+            from agents.ppo_agent import PPOAgent
+            from games.dice421.features import Rank421Features
+        except ImportError:
+            return None
+        if type(agent) is not PPOAgent:
+            return None
+        policy = agent.policy
+        net = list(getattr(getattr(policy, "mlp_extractor", None), "policy_net", []))
+        known = (
+            type(policy).extract_features is MaskableActorCriticPolicy.extract_features
+            and policy.share_features_extractor
+            and type(policy.mlp_extractor) is MlpExtractor
+            and type(policy.pi_features_extractor) in (OneHotInts, Rank421Features)
+            and tuple(policy.observation_space.shape) == (codec421.OBS_SIZE,)
+            and len(net) >= 2
+            and len(net) % 2 == 0
+            and all(type(m) is torch.nn.Linear for m in net[::2])
+            and all(type(m) is torch.nn.Tanh for m in net[1::2])
+            and type(policy.action_net) is torch.nn.Linear
+        )
+        return _SummedFirstLayer(agent) if known else None
+
+    def _parts(self, situation: Situation):
+        """The first layer's sum at each decision kind (kinds, H) and each hand's vector for
+        each hand in play order, the observer's last (56, H) each, as float32; and the bound."""
+        torch = self.torch
+        base, slots = _decision_base(situation)
+        columns = [*slots, codec421.HAND.start]
+        probes = [base]
+        for column in columns:
+            rows = np.repeat(base[:1], N_HANDS, 0)
+            rows[:, column : column + 3] = _HAND_DICE
+            probes.append(rows)
+        f = self.features(torch.as_tensor(np.concatenate(probes), dtype=torch.float32)).double()
+        kinds, f = f[: len(base)], f[len(base) :].reshape(len(columns), N_HANDS, -1) - f[0]
+        z_kind, z_hands = kinds @ self.w + self.b, f @ self.w  # (kinds, H), (groups, 56, H)
+        # the largest sum of magnitudes in the network's product, and in ours
+        s_net = (kinds @ self.w_abs).max(0).values + (f @ self.w_abs).max(1).values.sum(0) + self.b.abs()
+        s_ours = z_kind.abs().max(0).values + z_hands.abs().max(1).values.sum(0)
+        first = _gamma(self.first.in_features + 1) * float(s_net.max()) + _gamma(2 * len(probes)) * float(s_ours.max())
+        bound = first
+        for rows, rounding in self.carry:
+            bound = rows * bound + rounding
+        return z_kind.float(), z_hands.float(), bound
+
+    def keeps(self, situation: Situation, ask) -> np.ndarray:
+        """The network's action at every decision of ``situation`` (flat, in
+        ``decision_rows``' order), ``BLOCK`` blocks of 56 own hands per pass; ``ask(rows)``
+        asks the network itself at those rows.  Returns (actions, rows asked again)."""
+        torch = self.torch
+        z_kind, z_hands, bound = self._parts(situation)
+        legal = np.tile(LEADER_LEGAL if situation.position == 0 else FOLLOWER_LEGAL, (self.BLOCK, 1))
+        blocks = int(np.prod(situation.decision_shape)) // N_HANDS
+        acts = np.empty(blocks * N_HANDS, dtype=np.int64)
+        close_rows = []
+        for first in range(0, blocks, self.BLOCK):
+            rest = np.arange(first, min(first + self.BLOCK, blocks))
+            n = len(rest) * N_HANDS
+            played = []
+            for _ in range(len(z_hands) - 1):
+                rest, hand = np.divmod(rest, N_HANDS)
+                played.append(hand)
+            z = z_kind[torch.as_tensor(rest)]  # rest is now the decision kind
+            for group, hand in enumerate(reversed(played)):
+                z = z + z_hands[group][torch.as_tensor(hand)]
+            h = (z[:, None, :] + z_hands[-1][None, :, :]).reshape(n, -1)
+            for layer in self.rest:
+                h = layer(h)
+            masked = np.where(legal[:n], h.numpy(), -np.inf)
+            top = np.partition(masked, -2, axis=1)
+            rows = slice(first * N_HANDS, first * N_HANDS + n)
+            acts[rows] = masked.argmax(axis=1)
+            close_rows.append(first * N_HANDS + np.flatnonzero(top[:, -1] - top[:, -2] <= 2 * bound))
+        close = np.concatenate(close_rows)
+        if len(close):
+            acts[close] = ask(close)
+        return acts, len(close)
+
+    BLOCK = 73  # blocks of 56 decisions per pass: 4,088 rows, as ppo_agent.EVAL_CHUNK
+
+
 class AgentTable:
     """An agent asked at every decision it can meet, lazily by situation and cached:
     ``lead(s)`` its action table as leader (2, 56, 29), ``finals(s)`` its final-hand
@@ -571,6 +721,8 @@ class AgentTable:
         self._cache: dict[tuple[Situation, str], np.ndarray] = {}
         self.seconds = 0.0  # time spent asking the agent
         self.asked = 0  # decisions the agent was asked at
+        self.asked_again = 0  # of them, those a network was asked again (``_SummedFirstLayer``)
+        self._summed = None  # the network's _SummedFirstLayer, False if it has none, None: not yet looked
 
     def probs(self, situation: Situation) -> np.ndarray:
         """The agent's action probabilities at every decision of ``situation`` (obs shape[:-1] + (29,))."""
@@ -606,12 +758,27 @@ class AgentTable:
     def _keeps(self, situation: Situation) -> np.ndarray | None:
         """A deterministic agent's keep at every follower decision of ``situation`` (keep
         indices, shape (3, *played hands, 56)), asked through ``actions`` without a
-        probability table, ``ROWS_PER_ASK`` rows at a time (each batch's observations
-        built for it alone); ``None`` for an agent without it."""
+        probability table: a network of known parts by ``_SummedFirstLayer``, any other
+        agent ``ROWS_PER_ASK`` rows at a time (each batch's observations built for it
+        alone); ``None`` for an agent without it."""
         if not hasattr(self.agent, "actions") or _heuristic_follower(self.agent) is not None:
             return None
         with self._asking(), _inference():
             shape = situation.decision_shape
+            if self._summed is None:
+                self._summed = (SUM_FIRST_LAYER and _SummedFirstLayer.of(self.agent)) or False
+            if self._summed:
+                legal = LEADER_LEGAL if situation.position == 0 else FOLLOWER_LEGAL
+
+                def ask(rows: np.ndarray) -> np.ndarray:
+                    obs = situation.rows_at(rows)
+                    where = lambda i: str(codec421.decode(obs[i]))  # noqa: E731
+                    return batch_actions(self.agent, obs, legal[rows % N_HANDS], where)
+
+                acts, again = self._summed.keeps(situation, ask)
+                self.asked += len(acts)
+                self.asked_again += again
+                return acts.reshape(shape) - 1
             acts = np.empty(int(np.prod(shape)), dtype=np.int64)
             for start in range(0, len(acts), ROWS_PER_ASK):
                 stop = min(start + ROWS_PER_ASK, len(acts))
@@ -979,7 +1146,10 @@ def time_network(checkpoint: str | None = None, pot: int = 15, threads: int | No
     start = time.perf_counter()
     table.fill(lay)
     seconds = time.perf_counter() - start
-    out(f"table: {seconds:.1f} s ({table.asked:,} decisions asked, {table.asked / seconds:,.0f} a second)")
+    out(
+        f"table: {seconds:.1f} s ({table.asked:,} decisions asked, {table.asked_again:,} twice; "
+        f"{table.asked / seconds:,.0f} a second)"
+    )
     start = time.perf_counter()
     value, best = seat_figures([table] * 3, 0, pot)
     out(f"own table: {time.perf_counter() - start:.1f} s (P(not losing) {value:.6f}, best reply {best:.6f})")
