@@ -638,7 +638,8 @@ class _SummedFirstLayer:
         policy = agent.policy
         net = list(getattr(getattr(policy, "mlp_extractor", None), "policy_net", []))
         known = (
-            type(policy).extract_features is MaskableActorCriticPolicy.extract_features
+            torch.get_float32_matmul_precision() == "highest"  # the bound is float32's
+            and type(policy).extract_features is MaskableActorCriticPolicy.extract_features
             and policy.share_features_extractor
             and type(policy.mlp_extractor) is MlpExtractor
             and type(policy.pi_features_extractor) in (OneHotInts, Rank421Features)
