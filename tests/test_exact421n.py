@@ -495,3 +495,12 @@ def test_time_network_prints_the_tables_time_and_its_own_figures():
     assert lines[0] == "untrained ppo-421-3p, pot 2, asked on 1 torch thread(s)"
     assert re.fullmatch(r"table: [\d.]+ s \([\d,]+ decisions asked, [\d,]+ twice; [\d,]+ a second\)", lines[1])
     assert re.fullmatch(r"own table: [\d.]+ s \(P\(not losing\) 0\.666667, best reply 0\.\d{6}\)", lines[2])
+
+
+def test_best_replies_are_the_recorded_ones_to_the_bit(bots):
+    """Values recorded with the code before the last follower's best keep (the same for
+    n = 2 and 3) was worked out once instead of twice: the same replies, to the bit."""
+    recorded = {0: (0.7115683935094124, 4), 1: (0.7356491644277813, 5), 2: (0.6927214269391206, 5)}
+    for seat, (value, iterations) in recorded.items():
+        reply = x.best_reply(bots, seat, pot=3)
+        assert (reply.value, reply.iterations) == (value, iterations)

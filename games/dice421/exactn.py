@@ -520,17 +520,23 @@ def _keep_or(q: np.ndarray, current: np.ndarray | None, tol: float) -> tuple[np.
     return np.where(switch, best, current), np.where(switch, best_value, current_value)
 
 
-def _best_slots(q: np.ndarray, current: np.ndarray | None, tol: float) -> tuple[np.ndarray, np.ndarray]:
+def _best_slots(
+    q: np.ndarray, current: np.ndarray | None, tol: float, first: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``_keep_or`` for a follower: ``q`` (..., 28) values each keep, for every hand (a new
     last axis) its legal keeps' slots in ``KEEPS_OF``; returns (values, slots), (..., 56) each.
-    A loop over the 7 slots: numpy's argmax over a last axis of 7 is several times slower."""
-    best_value = q[..., KEEPS_OF[:, 0]]
-    best = np.zeros(best_value.shape, dtype=np.int64)
-    for j in range(1, KEEPS_OF.shape[1]):
-        option = q[..., KEEPS_OF[:, j]]
-        better = option > best_value  # strictly: the first best slot, as argmax
-        best = np.where(better, j, best)
-        best_value = np.where(better, option, best_value)
+    A loop over the 7 slots: numpy's argmax over a last axis of 7 is several times slower.
+    ``first``: what ``_best_slots(q, None, tol)`` returned, when it is known."""
+    if first is not None:
+        best_value, best = first
+    else:
+        best_value = q[..., KEEPS_OF[:, 0]]
+        best = np.zeros(best_value.shape, dtype=np.int64)
+        for j in range(1, KEEPS_OF.shape[1]):
+            option = q[..., KEEPS_OF[:, j]]
+            better = option > best_value  # strictly: the first best slot, as argmax
+            best = np.where(better, j, best)
+            best_value = np.where(better, option, best_value)
     if current is None:
         return best_value, best
     current_value = np.take_along_axis(q, KEEPS_OF[np.arange(N_HANDS), current], -1)
@@ -964,17 +970,21 @@ def _improve(rnd: _Round, pos: int, utility: np.ndarray, stops, finals, current,
         v2, a2 = decide(w[1], w[2], cur[1])
         v1, a1 = decide(w[0], v2, cur[0])
         return float(FIRST_ROLL @ v1), np.stack([a1, a2])
+
     # A follower: its value before its rolls, for each context (hands before it) and n.
+    def play(values, d, first=None):
+        return _best_slots(values @ T.T, None if current is None else current[d], tol, first)
+
     if pos == 1 and m == 3:
         w = (finals[1] * utility[None]).sum(-1)  # (3, L, F1)
-    else:
+        v_n2, s0 = play(w[1], 0)
+        v_n3_last, s2 = play(w[2], 2)
+    else:  # the last roll's values are the round's whatever n is: one best keep for n = 2 and 3
         w = np.broadcast_to(utility, (3,) + utility.shape)  # (3, ..., own hand)
-
-    def play(values, d):
-        return _best_slots(values @ T.T, None if current is None else current[d], tol)
-
-    v_n2, s0 = play(w[1], 0)
-    v_n3_last, s2 = play(w[2], 2)
+        q = utility @ T.T
+        first = _best_slots(q, None, tol)
+        v_n2, s0 = _best_slots(q, None if current is None else current[0], tol, first)
+        v_n3_last, s2 = _best_slots(q, None if current is None else current[2], tol, first)
     v_n3, s1 = play(v_n3_last, 1)
     before = np.stack([w[0] @ FIRST_ROLL, v_n2 @ FIRST_ROLL, v_n3 @ FIRST_ROLL])  # (3, ...context)
     slots = np.stack([s0, s1, s2])
