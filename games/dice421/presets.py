@@ -82,8 +82,8 @@ PRESETS = [
         snapshot_share=0.35,
         snapshot_every=1_000_000,
         # exact every 1 M steps, as the two-player runs (the first evaluation, at step 0, is
-        # sampled): the network's table at its 4.9e7 decisions and the five best replies
-        # take about 3 minutes (python -m games.dice421.exactn --time-network)
+        # sampled): the network's table at its 4.9e7 decisions (about 70 s: python -m
+        # games.dice421.exactn --time-network) and the five tables' best replies take 2.5 min
         eval_every=1_000_000,
         exact_every=1_000_000,
     ),
