@@ -278,3 +278,28 @@ def test_a_move_and_a_look_at_the_table_each_read_the_records_once(db, monkeypat
     assert counted == {"reads": 1, "writes": 1}
     assert reply["state"]["turn"] > mine["turn"]
     assert [s["player"] for s in reply["state"]["seats"]][0] == "ada"
+
+
+def test_a_version_read_before_a_move_of_this_process_does_not_rebuild_the_table(db, monkeypatch):
+    """A request reads the table's version before it waits for the table's lock; a move stored
+    meanwhile by this process makes that read stale.  The table in memory is then checked
+    against the records again, not replayed from them (under load every such request replayed
+    the whole table)."""
+    client = TestClient(create_app(db, limits=Limits()), raise_server_exceptions=False)
+    made = make_table(client)
+    tid, tokens = made["id"], made["tokens"]
+    tables = client.app.state.tables
+    stale = tables.records.table_version(tid)
+    move(client, tid, tokens)  # stored by this process after the read above
+    replays: list = []
+    replay = tables.replay
+    monkeypatch.setattr(tables, "replay", lambda record: replays.append(record["id"]) or replay(record))
+    with tables.serving(tid, stale) as table:
+        assert len(table.entries) == tables.records.table_version(tid)["n_moves"] == stale["n_moves"] + 1
+    assert replays == []
+    # a table another process moved on is still caught up from the records
+    other = TestClient(create_app(db, limits=Limits()), raise_server_exceptions=False)
+    move(other, tid, tokens)
+    with tables.serving(tid, tables.records.table_version(tid)) as table:
+        assert len(table.entries) == stale["n_moves"] + 2
+    assert replays == [tid]

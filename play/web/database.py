@@ -11,7 +11,8 @@
   move is committed, exactly as with SQLite;
 * a read transaction that sees one state throughout: SQLite's deferred ``BEGIN`` on a
   connection of its own; PostgreSQL's ``REPEATABLE READ READ ONLY`` on a connection from
-  a small pool kept by each process (a PostgreSQL connection costs milliseconds to open);
+  a pool of at most ``READERS`` kept open by each process (a new PostgreSQL connection costs
+  milliseconds of CPU on both sides: its password check);
 * the tables and columns there are (``sqlite_master`` and ``PRAGMA table_info``, or
   ``information_schema`` in the connection's schema);
 * on PostgreSQL the SQL's ``?`` parameters become ``%s``, and a ``CREATE TABLE`` or
@@ -34,7 +35,7 @@ from urllib.parse import urlsplit
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 LOCK_KEY = 4_200_421  # the advisory lock that the writers of one PostgreSQL database take in turn
-READERS = 4  # idle PostgreSQL read connections a process keeps
+READERS = 16  # PostgreSQL read connections of a process at most (kept open; a read waits for one)
 
 
 class RecordsError(ValueError):
@@ -266,6 +267,7 @@ class Postgres:
         self._idle: list[_PgConnection] = []
         self._lock = threading.Lock()
         self._pid = os.getpid()
+        self._slots: threading.BoundedSemaphore | None = None  # one per connection a read may hold
 
     def refuse(self, why: str, todo: str = "give another --db") -> RecordsError:
         return RecordsError(f"{self.label} {why}; {todo}")
@@ -317,24 +319,42 @@ class Postgres:
             finally:
                 conn.execute("ROLLBACK")
         except BaseException:
-            conn.close()  # never pooled again: it may be broken or still in a transaction
+            self._give(conn, broken=True)  # never pooled again: it may be broken or still in a transaction
             raise
         self._give(conn)
 
+    def _mine(self) -> None:
+        """(Under the lock.)  A forked child starts a pool of its own: its parent's connections are not its."""
+        if self._pid != os.getpid() or self._slots is None:
+            self._idle, self._pid, self._slots = [], os.getpid(), threading.BoundedSemaphore(READERS)
+
     def _take(self) -> _PgConnection:
         with self._lock:
-            if self._pid != os.getpid():  # a forked child: its parent's connections are not its own
-                self._idle, self._pid = [], os.getpid()
+            self._mine()
+            slots = self._slots
+        slots.acquire()
+        with self._lock:
             if self._idle:
                 return self._idle.pop()
-        return self.connect()
+        try:
+            return self.connect()
+        except BaseException:
+            slots.release()
+            raise
 
-    def _give(self, conn: _PgConnection) -> None:
+    def _give(self, conn: _PgConnection, broken: bool = False) -> None:
         with self._lock:
-            if self._pid == os.getpid() and len(self._idle) < READERS:
+            mine = self._pid == os.getpid()
+            if mine and not broken:
                 self._idle.append(conn)
+                self._slots.release()
                 return
-        conn.close()
+        if mine:
+            self._slots.release()
+        try:
+            conn.close()
+        except self.Error:
+            pass
 
     def close_readers(self) -> None:
         with self._lock:

@@ -352,6 +352,8 @@ class TableStore(LiveCache):
             yield table
 
     def catch_up(self, table: SharedTable, info: Optional[dict] = None) -> None:
+        if info is not None and info["n_moves"] != len(table.entries):
+            info = None  # read before this table's lock: a move stored since in this process made it stale
         now = info if info is not None else self.records.table_version(table.id)
         if now is None:
             self.forget(table)
