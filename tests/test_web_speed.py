@@ -258,7 +258,7 @@ def test_a_move_and_a_look_at_the_table_each_read_the_records_once(db, monkeypat
     tid, tokens = made["id"], made["tokens"]
     records = client.app.state.tables.records
     counted = {"reads": 0, "writes": 0}
-    reading, transaction = records.reading, records.transaction
+    reading, read_one, transaction = records.reading, records.read_one, records.transaction
 
     def counting(kind, inner):
         def wrapper(*args, **kwargs):
@@ -268,6 +268,7 @@ def test_a_move_and_a_look_at_the_table_each_read_the_records_once(db, monkeypat
         return wrapper
 
     monkeypatch.setattr(records, "reading", counting("reads", reading))
+    monkeypatch.setattr(records, "read_one", counting("reads", read_one))
     monkeypatch.setattr(records, "transaction", counting("writes", transaction))
     seat = ok(client.get(f"/api/tables/{tid}", headers=auth(tokens[0])))["state"]["to_move"]
     assert counted == {"reads": 1, "writes": 0}

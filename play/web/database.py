@@ -28,7 +28,7 @@ import os
 import re
 import sqlite3
 import threading
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import urlsplit
@@ -162,6 +162,10 @@ class SQLiteFile:
                 conn.execute("ROLLBACK")
         finally:
             conn.close()
+
+    def read_one(self, sql: str, params=()) -> list:
+        with closing(self.connect()) as conn:
+            return conn.execute(sql, params).fetchall()
 
     def tables(self, conn) -> set[str]:
         return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -304,9 +308,8 @@ class Postgres:
 
     @contextmanager
     def write(self, conn) -> Iterator[Any]:
-        conn.execute("BEGIN")
+        conn.raw.execute(f"BEGIN; SELECT pg_advisory_xact_lock({LOCK_KEY:d})")  # one round trip
         with _ending(conn, self.Error):
-            conn.execute("SELECT pg_advisory_xact_lock(?)", (LOCK_KEY,))
             yield conn
 
     @contextmanager
@@ -322,6 +325,16 @@ class Postgres:
             self._give(conn, broken=True)  # never pooled again: it may be broken or still in a transaction
             raise
         self._give(conn)
+
+    def read_one(self, sql: str, params=()) -> list:
+        conn = self._take()
+        try:
+            rows = conn.execute(sql, params).fetchall()  # autocommit: the statement is its own snapshot
+        except BaseException:
+            self._give(conn, broken=True)
+            raise
+        self._give(conn)
+        return rows
 
     def _mine(self) -> None:
         """(Under the lock.)  A forked child starts a pool of its own: its parent's connections are not its."""

@@ -358,6 +358,10 @@ class Records:
         """A read transaction: every query inside sees the same state of the records."""
         return self._db.read()
 
+    def read_one(self, sql: str, params=()) -> list:
+        """The rows of one query (a statement sees one state of the records by itself)."""
+        return self._db.read_one(sql, params)
+
     # --- writing -----------------------------------------------------------------------
     def create(self, web, request_id: Optional[str] = None, request_hash: Optional[str] = None) -> None:
         """The row of a new ``play.web.table.WebGame`` (one transaction); :class:`DuplicateRequest`
@@ -393,10 +397,13 @@ class Records:
         move = web.moves[turn]
         progress = _progress(web)
         with self.transaction() as conn:
-            row = conn.execute("SELECT status FROM games WHERE id = ?", (web.id,)).fetchone()
+            row = conn.execute(
+                "SELECT status, (SELECT COUNT(*) FROM moves WHERE game_id = ?) AS stored FROM games WHERE id = ?",
+                (web.id, web.id),
+            ).fetchone()
             if row is None:
                 raise MoveConflict("the game is no longer in the records")
-            stored = conn.execute("SELECT COUNT(*) FROM moves WHERE game_id = ?", (web.id,)).fetchone()[0]
+            stored = row["stored"]
             if row["status"] != "playing":
                 raise MoveConflict("another page or server played it to the end first")
             if stored > turn:
@@ -517,10 +524,14 @@ class Records:
         progress = _table_progress(table)
         now = time.time()
         with self.transaction() as conn:
-            row = conn.execute("SELECT status, n_moves FROM tables WHERE id = ?", (table.id,)).fetchone()
+            row = conn.execute(
+                "SELECT status, (SELECT COUNT(*) FROM table_moves WHERE table_id = ?) AS stored "
+                "FROM tables WHERE id = ?",
+                (table.id, table.id),
+            ).fetchone()
             if row is None:
                 raise MoveConflict("the table is no longer in the records")
-            stored = conn.execute("SELECT COUNT(*) FROM table_moves WHERE table_id = ?", (table.id,)).fetchone()[0]
+            stored = row["stored"]
             if row["status"] != "playing":
                 raise MoveConflict("another page or server played it to the end first")
             if stored != turn:
@@ -556,18 +567,19 @@ class Records:
         None: no such table), ``seats`` (``seat``, ``creator``, ``name``; never a token's hash)
         and ``seat``, the row of the seat whose token has this hash (None for no hash or no
         such seat)."""
-        with self.reading() as conn:
-            info = conn.execute(
-                "SELECT version, n_moves, n_events, status, moved FROM tables WHERE id = ?", (table_id,)
-            ).fetchone()
-            seats = conn.execute(
-                "SELECT seat, creator, name, token_hash FROM seats WHERE table_id = ? ORDER BY seat", (table_id,)
-            ).fetchall()
-        rows = [dict(r) for r in seats]
-        mine = next((r for r in rows if token_hash is not None and r["token_hash"] == token_hash), None)
-        for row in rows:
-            del row["token_hash"]
-        return {"info": None if info is None else dict(info), "seats": rows, "seat": mine}
+        found = self.read_one(  # one statement: one state of the records, one round trip
+            "SELECT t.version, t.n_moves, t.n_events, t.status, t.moved, s.seat, s.creator, s.name, s.token_hash "
+            "FROM tables t LEFT JOIN seats s ON s.table_id = t.id WHERE t.id = ? ORDER BY s.seat",
+            (table_id,),
+        )
+        if not found:
+            return {"info": None, "seats": [], "seat": None}
+        info = {k: found[0][k] for k in ("version", "n_moves", "n_events", "status", "moved")}
+        rows = [{"seat": r["seat"], "creator": r["creator"], "name": r["name"]} for r in found if r["seat"] is not None]
+        mine = next(
+            (rows[i] for i, r in enumerate(found) if token_hash is not None and r["token_hash"] == token_hash), None
+        )
+        return {"info": info, "seats": rows, "seat": mine}
 
     def table_version(self, table_id: str) -> Optional[dict]:
         """The table's ``version``, ``n_moves``, ``n_events``, ``status`` and ``moved`` (one row), or None."""
