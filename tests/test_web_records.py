@@ -484,6 +484,20 @@ def test_a_postgresql_url_that_cannot_serve_is_one_line_without_its_password(url
     assert "s3cret-word" not in lines[0] and "--db" in lines[0] and "records database postgresql://" in lines[0]
 
 
+def test_records_that_fail_while_serving_give_a_503_in_one_line(records_db, monkeypatch):
+    """SQLite's or PostgreSQL's own error (a locked file, a server gone) is a 503, not a 500."""
+    client = client_for(records_db)
+    records = client.app.state.store.records
+    failure = records.Error[0]
+
+    def gone(*args, **kwargs):
+        raise failure("the server closed the connection\nunexpectedly")
+
+    monkeypatch.setattr(records, "summary", gone)
+    message = refused(client.get("/api/records"), 503, "records cannot be used now", "try again")
+    assert "closed the connection unexpectedly" in message
+
+
 def test_a_postgresql_database_of_another_program_is_refused_and_left_as_it_was():
     from conftest import postgres_database
 

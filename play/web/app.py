@@ -63,7 +63,6 @@ import json
 import math
 import re
 import secrets
-import sqlite3
 import threading
 from collections import OrderedDict
 from contextlib import asynccontextmanager, contextmanager
@@ -821,9 +820,12 @@ def create_app(
     async def damaged(request: Request, exc: DamagedGame):
         return _error(409, str(exc))
 
-    @app.exception_handler(sqlite3.Error)
-    async def records_unavailable(request: Request, exc: sqlite3.Error):
-        return _error(503, f"the records file cannot be used now ({exc}); try again")
+    async def records_unavailable(request: Request, exc: Exception):
+        why = " ".join(str(exc).split())[:200] or type(exc).__name__
+        return _error(503, f"the records cannot be used now ({why}); try again")
+
+    for error in records.Error:  # sqlite3.Error, or psycopg.Error on PostgreSQL
+        app.add_exception_handler(error, records_unavailable)
 
     @app.exception_handler(MoveError)
     async def move_error(request: Request, exc: MoveError):
