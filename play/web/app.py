@@ -485,13 +485,19 @@ def check_bots(spec: games.GameSpec, players: int, options: dict, bots: list[str
             raise ApiError(422, why)
 
 
-def _check_new_game(body: NewGame) -> tuple[games.GameSpec, str, list[str], int, int, dict]:
+def web_spec(name: str) -> games.GameSpec:
+    """The spec of a game played on this page; 422 for an unknown game or one without a web adapter."""
     try:
-        spec = games.get(body.game)
+        spec = games.get(name)
     except ValueError as e:
         raise ApiError(422, str(e)) from None
     if not spec.web:
         raise ApiError(422, f"{spec.name} is not played on this page yet; games here: {', '.join(web_games())}")
+    return spec
+
+
+def _check_new_game(body: NewGame) -> tuple[games.GameSpec, str, list[str], int, int, dict]:
+    spec = web_spec(body.game)
     bots = [body.bots] if isinstance(body.bots, str) else body.bots
     players = body.players
     if players is None:

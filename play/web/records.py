@@ -397,15 +397,7 @@ class Records:
         move = web.moves[turn]
         progress = _progress(web)
         with self.transaction() as conn:
-            row = conn.execute(
-                "SELECT status, (SELECT COUNT(*) FROM moves WHERE game_id = ?) AS stored FROM games WHERE id = ?",
-                (web.id, web.id),
-            ).fetchone()
-            if row is None:
-                raise MoveConflict("the game is no longer in the records")
-            stored = row["stored"]
-            if row["status"] != "playing":
-                raise MoveConflict("another page or server played it to the end first")
+            stored = _stored_moves(conn, "games", "moves", "game_id", web.id, "game")
             if stored > turn:
                 raise MoveConflict(f"another page or server played move {turn} first")
             if stored < turn:
@@ -524,16 +516,7 @@ class Records:
         progress = _table_progress(table)
         now = time.time()
         with self.transaction() as conn:
-            row = conn.execute(
-                "SELECT status, (SELECT COUNT(*) FROM table_moves WHERE table_id = ?) AS stored "
-                "FROM tables WHERE id = ?",
-                (table.id, table.id),
-            ).fetchone()
-            if row is None:
-                raise MoveConflict("the table is no longer in the records")
-            stored = row["stored"]
-            if row["status"] != "playing":
-                raise MoveConflict("another page or server played it to the end first")
+            stored = _stored_moves(conn, "tables", "table_moves", "table_id", table.id, "table")
             if stored != turn:
                 raise MoveConflict(
                     f"another page or server played move {turn} first"
@@ -823,6 +806,21 @@ def _migrate_v2(conn) -> None:
     for statement in V3_STATEMENTS:
         conn.execute(statement)
     conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
+
+
+def _stored_moves(conn, parent: str, child: str, key: str, row_id: str, what: str) -> int:
+    """How many moves the records hold for the game or table ``row_id`` (one query, inside the
+    caller's write transaction); :class:`MoveConflict` when it is gone or over.  ``parent``,
+    ``child``, ``key``: ours ("games", "moves", "game_id" or the tables'), never a client's."""
+    row = conn.execute(
+        f"SELECT status, (SELECT COUNT(*) FROM {child} WHERE {key} = ?) AS stored FROM {parent} WHERE id = ?",
+        (row_id, row_id),
+    ).fetchone()
+    if row is None:
+        raise MoveConflict(f"the {what} is no longer in the records")
+    if row["status"] != "playing":
+        raise MoveConflict("another page or server played it to the end first")
+    return row["stored"]
 
 
 def _check_request(conn, table: str, request_id: str, request_hash: Optional[str]) -> None:

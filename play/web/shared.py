@@ -73,7 +73,7 @@ from play.web.app import (
     check_bots,
     default_bot,
     request_hash,
-    web_games,
+    web_spec,
 )
 from play.web.records import DuplicateRequest, Records
 from play.web.table import MoveError, RecordingAgent, RecordingDice, choices, jsonable, rules_for
@@ -641,12 +641,7 @@ def _name(text: Optional[str], default: str) -> str:
 def check_new_table(body: NewTable) -> tuple[games.GameSpec, list, int, int, dict, str]:
     """(spec, kinds per seat, the creator's seat, seed, options, the creator's name), checked
     as a new game is: the registry's bots for this table only."""
-    try:
-        spec = games.get(body.game)
-    except ValueError as e:
-        raise ApiError(422, str(e)) from None
-    if not spec.web:
-        raise ApiError(422, f"{spec.name} is not played on this page yet; games here: {', '.join(web_games())}")
+    spec = web_spec(body.game)
     players = body.players if body.players is not None else len(body.seats)
     try:
         players = spec.check_players(players)
