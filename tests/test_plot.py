@@ -194,6 +194,48 @@ def test_gap_chooses_the_whole_game_the_worst_seat_or_each(tmp_path):
     assert [c.label for c in found] == ["pig (pig, as First)", "pig (pig, as Second)", "pig (pig, whole game)"]
 
 
+def _table_history() -> list[dict]:
+    """A three-player run's history: sampled entries (no regret) and exact ones."""
+    sampled = {"table_vs_heuristic_heuristic": 0.6, "table_se_pp": 0.3}
+    exact = [(2.0, 3.0, 1.0), (0.5, 0.25, 0.125)]  # measured table, own table, another table
+    history = [{**sampled, "timesteps": 0, "wall_seconds": 1}]
+    for i, (measured, own, other) in enumerate(exact):
+        history.append({**sampled, "timesteps": 10 * i + 5, "wall_seconds": 10 * i + 2})
+        history.append(
+            {
+                "table_own_regret_pp": own,
+                "table_vs_heuristic_heuristic": 0.66,
+                "table_regret_vs_heuristic_heuristic_pp": measured,
+                "table_vs_cautious_cautious": 0.7,
+                "table_regret_vs_cautious_cautious_pp": other,
+                "table_regret_pp": measured,
+                "timesteps": 10 * i + 10,
+                "wall_seconds": 10 * i + 8,
+            }
+        )
+    return history
+
+
+def test_a_run_at_a_table_of_three_draws_its_exact_regrets(tmp_path, capsys):
+    final = {"table_regret_pp": 0.25, "table_own_regret_pp": 0.5, "table_vs_heuristic_heuristic": 0.67}
+    path = _meta(tmp_path / "ppo-421-3p.json", _table_history(), game="421", timesteps=30, wall_seconds=40, exact=final)
+    run = plot.read_run(path)
+    assert [h["timesteps"] for h in run.history] == [10, 20, 30]  # the exact entries, then the final one
+    measured, own = [2.0, 0.5, 0.25], [3.0, 0.25, 0.5]
+    assert plot.curves(run, "game") == [("with heuristic x2", measured)]
+    assert plot.curves(run, "each") == [("with heuristic x2", measured), ("at its own table", own)]
+    assert plot.curves(run, "worst") == [("worst table", [3.0, 0.5, 0.5])]
+    assert plot.main([str(path), "--gap", "each", "--out", str(tmp_path / "3p.png")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].strip() == "regret at the end (pp)"
+    assert out[2].split() == ["ppo-421-3p", "(421,", "with", "heuristic", "x2)", "1", "0.00", "M", "0.25"]
+    assert out[3].split() == ["ppo-421-3p", "(421,", "at", "its", "own", "table)", "1", "0.00", "M", "0.5"]
+    assert (tmp_path / "3p.png").read_bytes().startswith(PNG)
+    sampled_only = _meta(tmp_path / "sampled.json", [h for h in _table_history() if "table_regret_pp" not in h])
+    assert plot.main([str(sampled_only), "--out", str(tmp_path / "s.png")]) == 2
+    assert "an exact table_regret_pp" in _one_error_line(capsys.readouterr().err)
+
+
 def test_a_name_that_does_not_print_is_shown_on_one_line(tmp_path, capsys):
     run = _meta(tmp_path / "r.json", _history([0, 1], [1, 1]), name="a\nb\x1b[31mc")
     assert plot.main([str(run), "--out", str(tmp_path / "out.png")]) == 0

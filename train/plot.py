@@ -32,6 +32,13 @@ seat's gap (for 421, which has no seats, the whole game's).  ``each`` draws ever
 gap recorded, each seat's and the whole game's, as curves of their own.  A gap of
 exactly 0 is drawn at ``FLOOR`` (1e-6 pp) on the log scale, and the title says so.
 
+A run at a table of more players (``ppo-421-3p``) has no optimum, only regrets: what a
+best reply gets more than the network in its seat.  Its curves are drawn from its exact
+evaluations (its sampled ones have no regret): ``game`` is the regret at the table it is
+measured at (``table_regret_pp``: 421's two heuristics), ``worst`` the larger of that and
+the regret at its own table (``table_own_regret_pp``: itself in every seat), ``each``
+both.
+
 Every gap is the exact one the training recorded, the final evaluation included.
 A run whose history has no step counts (``timesteps``) is drawn in the
 wall-clock panel only.  For each curve one line is printed (at most 80
@@ -85,10 +92,37 @@ def gap_label(key: str) -> str:
     return "whole game" if key == GAP else "as " + key[len(GAP) + 1 :].capitalize()
 
 
+# a run at a table of more players: its regrets (best reply minus it), in its exact evaluations
+MEASURED, OWN = "table_regret_pp", "table_own_regret_pp"
+TABLE_GAPS = (MEASURED, OWN)
+
+
 def gap_keys(history: list[dict[str, Any]]) -> list[str]:
-    """The gaps every entry of ``history`` holds: each seat's (in the order recorded), then the whole game's."""
+    """The gaps every entry of ``history`` holds: each seat's (in the order recorded), then the
+    whole game's; for a run at a table of more players, its regrets (``TABLE_GAPS``) that
+    its exact evaluations hold (its other entries are left out: ``exact_entries``)."""
     found = [k for k in history[0] if k.startswith(GAP + "_") and all(_number(h.get(k)) for h in history)]
-    return found + ([GAP] if all(_number(h.get(GAP)) for h in history) else [])
+    found += [GAP] if all(_number(h.get(GAP)) for h in history) else []
+    exact = exact_entries(history)
+    return found or [k for k in TABLE_GAPS if exact and all(_number(h.get(k)) for h in exact)]
+
+
+def exact_entries(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries of a run at a table of more players that are exact (they hold a regret)."""
+    return [h for h in history if any(k in h for k in TABLE_GAPS)]
+
+
+def table_label(key: str, entry: dict[str, Any]) -> str:
+    """ "with heuristic x2" for the regret at the measured table (the bots its
+    ``table_regret_vs_A_B_pp`` names, the figure ``table_regret_pp`` repeats), "at its own
+    table" for ``table_own_regret_pp``."""
+    if key == OWN:
+        return "at its own table"
+    same = [k for k, v in entry.items() if k.startswith("table_regret_vs_") and k.endswith("_pp") and v == entry[key]]
+    if len(same) != 1:
+        return "at its measured table"
+    bots = same[0].removeprefix("table_regret_vs_").removesuffix("_pp").split("_")
+    return f"with {bots[0]} x{len(bots)}" if len(set(bots)) == 1 else f"with {', '.join(bots)}"
 
 
 class PlotError(Exception):
@@ -136,9 +170,12 @@ def _run_of(meta: Any, path: Path) -> Run:
     if not isinstance(history, list) or not history or not all(isinstance(h, dict) for h in history):
         raise PlotError(f"{shown(path)}: has no evaluation history (eval_history); is it a run's NAME.json?")
     keys = gap_keys(history)
+    if keys and keys[0] in TABLE_GAPS:
+        history = exact_entries(history)
     if not keys or not all(_number(h.get("wall_seconds")) for h in history):
         raise PlotError(
-            f"{shown(path)}: its evaluation history has no gap_pp or gap_pp_SEAT with wall_seconds in every entry"
+            f"{shown(path)}: its evaluation history has no gap_pp or gap_pp_SEAT (or, at a table of more "
+            "players, an exact table_regret_pp) with wall_seconds in every entry"
         )
     return Run(
         path=path,
@@ -261,6 +298,11 @@ def curves(run: Run, how: str) -> list[tuple[str, list[float]]]:
     (``--gap``) draws for ``run``."""
     seats = [k for k in run.keys if k != GAP]
     history = run.history
+    if run.keys[0] in TABLE_GAPS:
+        regrets = [(table_label(k, history[0]), [abs(h[k]) for h in history]) for k in run.keys]
+        if how == "worst" and len(regrets) > 1:
+            return [("worst table", [max(pair) for pair in zip(*(r for _, r in regrets))])]
+        return regrets if how == "each" else regrets[:1]
     if how == "each":
         return [(gap_label(k), [abs(h[k]) for h in history]) for k in run.keys]
     if how == "worst" and seats:
@@ -353,6 +395,7 @@ class Curve:
     seconds: tuple[np.ndarray, ...]  # band() against wall-clock seconds
     last_steps: float | None  # the most steps of its runs
     last_seconds: float  # the most seconds of its runs
+    regret: bool = False  # a regret at a table of more players, not a gap to an optimum
 
 
 def group_curves(group: Group, how: str) -> list[Curve]:
@@ -373,6 +416,7 @@ def group_curves(group: Group, how: str) -> list[Curve]:
                 seconds=band(seconds),
                 last_steps=max(max(x) for x, _ in steps) if with_steps else None,
                 last_seconds=max(max(x) for x, _ in seconds),
+                regret=group.runs[0].keys[0] in TABLE_GAPS,
             )
         )
     return found
@@ -384,7 +428,8 @@ WIDTH = 80  # columns of the printed lines
 def summary_lines(found: list[Curve]) -> list[str]:
     """One line per curve for people (at most ``WIDTH`` columns): its runs, its steps, and
     the median and IQR (with more than one run) of the gap at the end."""
-    lines = [f"{'':<56}gap at the end (pp)", f"{'curve':<39}{'runs':>5}{'steps':>9}{'median':>9}  IQR"]
+    what = "regret" if found and all(c.regret for c in found) else "gap"
+    lines = [f"{'':<56}{what} at the end (pp)", f"{'curve':<39}{'runs':>5}{'steps':>9}{'median':>9}  IQR"]
     for c in found:
         _, median, low, high = c.seconds
         steps = "" if c.last_steps is None else f"{c.last_steps / 1e6:.2f} M"
@@ -428,14 +473,17 @@ def draw(found: list[Curve], games: list[str]):
     by_steps.set_xlabel("environment steps")
     by_steps.xaxis.set_major_formatter(EngFormatter(sep=" "))
     by_time.set_xlabel("wall-clock seconds of training")
-    by_steps.set_ylabel("exact gap to optimal play (pp)")
+    regrets = sum(c.regret for c in found)  # curves of runs at a table of more players
+    what = "regret" if regrets == len(found) else "gap to optimal play" + (" or regret" if regrets else "")
+    by_steps.set_ylabel(f"exact {what} (pp)")
     if all(c.steps is None for c in found):
         by_steps.text(0.5, 0.5, "no step counts recorded", ha="center", transform=by_steps.transAxes)
     for ax in (by_steps, by_time):
         ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.3)
     fig.suptitle(
-        f"{' and '.join(games)}: exact gap of the PPO policy to optimal play"
+        f"{' and '.join(games)}: exact {what} of the PPO policy"
+        + (" (regret: what a best reply in its seat gets more)" if regrets else "")
         + (f"  (points at {FLOOR:g} are exact: gap 0)" if exact_zero else "")
     )
     fig.legend(loc="outside lower center", ncols=min(2, len(found)), fontsize="small")
