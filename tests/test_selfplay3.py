@@ -123,6 +123,9 @@ def test_a_three_player_run_reports_its_exact_tables_and_resumes(small3, tmp_pat
     assert history[0]["timesteps"] == 32 and "table_se_pp" in history[0] and "table_own_regret_pp" not in history[0]
     assert [h["timesteps"] >= 2048 for h in history if "table_own_regret_pp" in h] == [True]
     assert all(h["timesteps"] + 1024 <= 4096 for h in history if "table_own_regret_pp" in h)
+    # at the measured table only, during the run (each other table is a best reply more)
+    (during,) = [h for h in history if "table_own_regret_pp" in h]
+    assert [k for k in during if k.startswith("table_regret_vs_")] == ["table_regret_vs_heuristic_heuristic_pp"]
     # TensorBoard has them over time, the final evaluation last
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
