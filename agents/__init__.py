@@ -25,7 +25,7 @@ def agent_names(game: str) -> tuple[str, ...]:
 
 
 def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
-    """An agent by name: a bot, the shipped trained bot (``ppo-420``, ``ppo-421``), a checkpoint
+    """An agent by name: a bot, a shipped trained bot (``ppo-420``, ``ppo-421-3p``), a checkpoint
     path, or the path of a bot file of the game's own kind (421: a ``.npz`` reply file)."""
     spec = get(game)
     if not isinstance(name, str) or not name:
@@ -34,7 +34,7 @@ def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
         factory = load(spec.bots[name])
         takes_seed = "seed" in inspect.signature(factory).parameters
         return factory(seed=seed) if takes_seed else factory()
-    if name == spec.shipped:
+    if name == spec.shipped or name in spec.more_shipped:
         path = CHECKPOINT_DIR / f"{name}.pt"
         if not path.exists():
             raise ValueError(

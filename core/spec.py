@@ -84,6 +84,7 @@ class GameSpec:
     # bots kept in files of their own kind: suffix -> "module:factory" taking the path
     bot_files: Mapping[str, str] = field(default_factory=dict)
     shipped: str = ""  # the shipped trained bot, "ppo-420"
+    more_shipped: tuple[str, ...] = ()  # other shipped trained bots, by name (421: "ppo-421-3p")
     presets: str = ""  # "module:attr" of its training presets (a list of core.preset.Preset)
     # its own feature extractors for trained networks: name (as checkpoints write it) -> "module:class"
     features: Mapping[str, str] = field(default_factory=dict)
@@ -162,8 +163,8 @@ class GameSpec:
     # --- agents ----------------------------------------------------------------
     @property
     def agent_names(self) -> tuple[str, ...]:
-        """Every agent a name can give: the bots and the shipped trained bot."""
-        return (*self.bots, self.shipped) if self.shipped else tuple(self.bots)
+        """Every agent a name can give: the bots and the shipped trained bots."""
+        return (*self.bots, *((self.shipped,) if self.shipped else ()), *self.more_shipped)
 
     def bots_for(self, n_players: int) -> tuple[str, ...]:
         return tuple(b for b in self.bots if self.plays(b, n_players))

@@ -56,7 +56,7 @@ def test_make_agent_builds_every_named_421_bot():
     assert isinstance(make_agent("421", "random"), RandomAgent)
     with pytest.raises(ValueError, match="unknown agent 'nobody'"):
         make_agent("421", "nobody")
-    assert agents.agent_names("421") == (*BOT_NAMES_421, "optimal", "exact3", "ppo-421")
+    assert agents.agent_names("421") == (*BOT_NAMES_421, "optimal", "exact3", "ppo-421", "ppo-421-3p")
     assert isinstance(make_agent("421", "optimal"), solver421.OptimalAgent421)
     # names become agents only in agents.make_agent
     for gone in ("make_bot421", "play_game421", "BOT_NAMES_421", "AGENT_NAMES_421", "main"):

@@ -450,6 +450,8 @@ def test_ctrl_c_prints_a_complete_continue_command_and_a_second_one_does_not_los
         "32",
         "--eval-every",
         "100000",
+        "--exact-every",
+        "300000",
         "--seed",
         "3",
         "--logdir",
@@ -479,6 +481,7 @@ def test_ctrl_c_prints_a_complete_continue_command_and_a_second_one_does_not_los
         ("--timesteps", "8192"),
         ("--n-envs", "32"),
         ("--eval-every", "100000"),
+        ("--exact-every", "300000"),
     ):
         assert command[command.index(flag) + 1] == str(value)
     monkeypatch.undo()

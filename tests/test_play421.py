@@ -284,10 +284,10 @@ def test_make_agent_knows_the_421_bots():
 
     assert "421" in games.names() and games.get("421").shipped == "ppo-421"
     names = agents.agent_names("421")
-    assert names[: len(BOT_NAMES_421)] == BOT_NAMES_421 and names[-1] == "ppo-421"
+    assert names[: len(BOT_NAMES_421)] == BOT_NAMES_421 and names[-2:] == ("ppo-421", "ppo-421-3p")
     assert "optimal" in names and games.get("421").bots_for(3) == (*BOT_NAMES_421, "exact3")
     assert games.get("421").bots_for(2) == (*BOT_NAMES_421, "optimal")
-    for name in names[:-1]:
+    for name in names[:-2]:
         assert hasattr(make_agent("421", name, seed=1), "act")
     with pytest.raises(ValueError, match="unknown agent 'nosuchbot' for 421: not one of random, heuristic"):
         make_agent("421", "nosuchbot")

@@ -32,7 +32,7 @@ def small3(monkeypatch):
         n_envs=32,
         snapshot_every=2048,
         threads=1,
-        exact_every=2048,
+        exact_every=10**9,  # exact only at the end, unless --exact-every says otherwise
         pool={"cautious": 0.1, "greedy421": 0.1},
         policy={**base.policy, "net_arch": {"pi": [16], "vf": [16]}},
         ppo={**base.ppo, "n_steps": 32, "batch_size": 256, "n_epochs": 1},
@@ -65,8 +65,8 @@ def test_the_shipped_preset_plays_three_players_against_a_distribution():
     preset = P.PRESETS["ppo-421-3p"]
     assert preset.env["n_players"] == 3 and preset.opponent == "heuristic"
     assert sum(P.pool_weights(preset)) == pytest.approx(1.0)
-    # measured exactly every 1 M steps, as the two-player runs (the start is sampled)
-    assert preset.eval_every == preset.exact_every == 1_000_000
+    # sampled every 1 M steps, exact every 5 M (the start is sampled; --exact-every changes it)
+    assert (preset.eval_every, preset.exact_every) == (1_000_000, 5_000_000)
 
 
 def test_snapshots_are_frozen_copies_of_the_learner(small3, tmp_path):
@@ -95,7 +95,7 @@ def test_snapshots_are_frozen_copies_of_the_learner(small3, tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_three_player_run_reports_its_exact_tables_and_resumes(small3, tmp_path, capsys):
-    assert train_main(argv(tmp_path, "s3", 4096)) == 0
+    assert train_main(argv(tmp_path, "s3", 4096, "--exact-every", "2048")) == 0
     out = capsys.readouterr().out
     assert "P(not losing), 3 players, pot 4 (exact; fair share 0.6667)" in out
     meta = json.loads((tmp_path / "ck" / "s3.json").read_text())
@@ -117,7 +117,7 @@ def test_a_three_player_run_reports_its_exact_tables_and_resumes(small3, tmp_pat
     )
     assert figures["table_own_regret_pp"] == pytest.approx(100 * own, abs=1e-9)
     assert "at its own table (itself in every seat): regret" in out
-    # during training: sampled, and exact once exact_every steps have passed (not in the
+    # during training: sampled, and exact once --exact-every steps have passed (not in the
     # last rollout, whose evaluation the final one makes exact)
     history = meta["eval_history"]
     assert history[0]["timesteps"] == 32 and "table_se_pp" in history[0] and "table_own_regret_pp" not in history[0]
@@ -220,3 +220,27 @@ def test_exact_tables_of_420_at_three_players_are_the_solvers(tmp_path):
     assert round(figures["table_own_regret_pp"], 4) == 0.1112  # the README's table of the bots
     assert figures["table_regret_pp"] == figures["table_regret_vs_optimal_optimal_pp"]
     assert exact_tables(config, agents.make_agent("420", "optimal"))["table_own_regret_pp"] == 0.0
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_the_shipped_three_player_bot_is_what_its_metadata_says():
+    """ppo-421-3p, by name: its exact regret with two heuristics and at its own table,
+    recomputed (the network asked once, for both tables)."""
+    agent = agents.make_agent("421", "ppo-421-3p")
+    meta = agent.metadata
+    assert (meta["name"], meta["preset"], meta["env"]) == ("ppo-421-3p", "ppo-421-3p", {"n_players": 3, "pot": 15})
+    preset = P.PRESETS["ppo-421-3p"]
+    assert (meta["timesteps"] >= preset.timesteps, meta["threads"], meta["policy"]) == (
+        True,
+        preset.threads,
+        preset.policy,
+    )
+    mine, heuristic = exact421n.AgentTable(agent), exact421n.AgentTable(agents.make_agent("421", "heuristic"))
+    figures = meta["exact"]
+    value = exact421n.evaluate_table([mine, heuristic, heuristic]).not_losing[0]
+    best = exact421n.best_reply([mine, heuristic, heuristic], 0).value
+    assert value == pytest.approx(figures["table_vs_heuristic_heuristic"], abs=1e-12)
+    assert 100 * (best - value) == pytest.approx(figures["table_regret_pp"], abs=1e-9)
+    own = exact421n.best_reply([mine] * 3, 0).value - exact421n.evaluate_table([mine] * 3).not_losing[0]
+    assert 100 * own == pytest.approx(figures["table_own_regret_pp"], abs=1e-9)

@@ -124,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--eval-every", type=_whole(1, MAX_TIMESTEPS), help="steps between exact evaluations (default: the preset's)"
     )
+    parser.add_argument(
+        "--exact-every",
+        type=_whole(1, MAX_TIMESTEPS),
+        help="at a table of more than two players: steps between the evaluations that are exact, the "
+        "others sampled (default: the preset's)",
+    )
     parser.add_argument("--no-early-stop", action="store_true", help="train all --timesteps even once exactly optimal")
     parser.add_argument(
         "--threads",
@@ -209,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         resume=args.resume,
         overwrite=args.overwrite,
         eval_every=args.eval_every,
+        exact_every=args.exact_every,
         stop_when_optimal=preset.stop_when_optimal and not args.no_early_stop,
         progress_bar=not args.no_progress_bar,
         torch_threads=args.threads,

@@ -483,7 +483,11 @@ def draw(found: list[Curve], games: list[str]):
         ax.grid(True, which="both", alpha=0.3)
     fig.suptitle(
         f"{' and '.join(games)}: exact {what} of the PPO policy"
-        + (" (regret: what a best reply in its seat gets more)" if regrets else "")
+        + (
+            (" (" if regrets == len(found) else " (regret: ") + "what a best reply in its seat gets more)"
+            if regrets
+            else ""
+        )
         + (f"  (points at {FLOOR:g} are exact: gap 0)" if exact_zero else "")
     )
     fig.legend(loc="outside lower center", ncols=min(2, len(found)), fontsize="small")

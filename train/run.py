@@ -70,7 +70,7 @@ class ExactEvalCallback(BaseCallback):
         self.config = config
         self.self_play = self_play  # its pool is saved with each checkpoint
         self.every = config.eval_every or config.preset.eval_every
-        self.exact_every = config.preset.exact_every  # tables of more than two players
+        self.exact_every = config.exact_every or config.preset.exact_every  # tables of more than two players
         self.next_eval = 0
         self.started = started  # a resumed run's start is moved back by its earlier seconds
         self.history: list[dict[str, Any]] = list(history or [])  # a resumed run's earlier evaluations
@@ -430,6 +430,8 @@ def continue_command(config: RunConfig) -> str:
         parts += ["--n-envs", str(config.n_envs)]
     if config.eval_every is not None:
         parts += ["--eval-every", str(config.eval_every)]
+    if config.exact_every is not None:
+        parts += ["--exact-every", str(config.exact_every)]
     if config.torch_threads != preset.threads:
         parts += ["--threads", str(config.torch_threads)]
     if preset.stop_when_optimal and not config.stop_when_optimal:

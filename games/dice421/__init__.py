@@ -41,6 +41,7 @@ SPEC = GameSpec(
     bot_players={"optimal": (2,), "exact3": (3,)},
     bot_files={".npz": "games.dice421.reply:ReplyAgent421"},  # python -m games.dice421.reply --out FILE.npz
     shipped="ppo-421",
+    more_shipped=("ppo-421-3p",),  # learned at a table of three (exact3 stays its default)
     presets="games.dice421.presets:PRESETS",
     features={"Rank421Features": "games.dice421.features:Rank421Features"},
     default_bot={2: "ppo-421", 3: "exact3"},
