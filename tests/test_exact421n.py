@@ -499,8 +499,12 @@ def test_time_network_prints_the_tables_time_and_its_own_figures():
 
 def test_best_replies_are_the_recorded_ones_to_the_bit(bots):
     """Values recorded with the code before the last follower's best keep (the same for
-    n = 2 and 3) was worked out once instead of twice: the same replies, to the bit."""
+    n = 2 and 3) was worked out once instead of twice: the same replies, found in as many
+    iterations, their values equal to within 4 units in the last place (the linear solve's
+    last bit depends on the machine's LAPACK kernels: seat 1 ends in ...814 on one machine
+    and ...813 on another, where the recording was made)."""
     recorded = {0: (0.7115683935094124, 4), 1: (0.7356491644277813, 5), 2: (0.6927214269391206, 5)}
     for seat, (value, iterations) in recorded.items():
         reply = x.best_reply(bots, seat, pot=3)
-        assert (reply.value, reply.iterations) == (value, iterations)
+        assert reply.iterations == iterations
+        assert abs(reply.value - value) <= 4 * np.spacing(value), (seat, reply.value, value)

@@ -236,6 +236,25 @@ def test_a_run_at_a_table_of_three_draws_its_exact_regrets(tmp_path, capsys):
     assert "an exact table_regret_pp" in _one_error_line(capsys.readouterr().err)
 
 
+def test_a_table_run_exact_only_at_its_end_is_its_final_point(tmp_path, capsys):
+    sampled = [h for h in _table_history() if "table_regret_pp" not in h]
+    final = {"table_regret_pp": 0.5, "table_own_regret_pp": 0.75, "table_regret_vs_heuristic_heuristic_pp": 0.5}
+    path = _meta(tmp_path / "short.json", sampled, game="421", timesteps=30, wall_seconds=40, exact=final)
+    run = plot.read_run(path)
+    assert [h["timesteps"] for h in run.history] == [30]
+    assert plot.curves(run, "each") == [("with heuristic x2", [0.5]), ("at its own table", [0.75])]
+
+
+def test_runs_of_two_and_of_three_players_under_one_name_are_refused_in_one_line(tmp_path, capsys):
+    _meta(tmp_path / "x-seed0.json", _history([0, 10], [2.0, 1.0]), game="421", seed=0)
+    _meta(tmp_path / "x-seed1.json", _table_history(), game="421", seed=1)
+    inputs = [str(tmp_path / "x-seed0.json"), str(tmp_path / "x-seed1.json")]
+    assert plot.main([*inputs, "--out", str(tmp_path / "x.png")]) == 2
+    assert "the runs of x record different gaps" in _one_error_line(capsys.readouterr().err)
+    assert not (tmp_path / "x.png").exists()
+    assert plot.main([*inputs, "--each-run", "--out", str(tmp_path / "x.png")]) == 0
+
+
 def test_a_name_that_does_not_print_is_shown_on_one_line(tmp_path, capsys):
     run = _meta(tmp_path / "r.json", _history([0, 1], [1, 1]), name="a\nb\x1b[31mc")
     assert plot.main([str(run), "--out", str(tmp_path / "out.png")]) == 0

@@ -170,6 +170,9 @@ def _run_of(meta: Any, path: Path) -> Run:
     if not isinstance(history, list) or not history or not all(isinstance(h, dict) for h in history):
         raise PlotError(f"{shown(path)}: has no evaluation history (eval_history); is it a run's NAME.json?")
     keys = gap_keys(history)
+    exact = meta.get("exact")
+    if not keys and isinstance(exact, dict):  # a run at a table of more players, exact only at its end
+        keys = [k for k in TABLE_GAPS if _number(exact.get(k))]
     if keys and keys[0] in TABLE_GAPS:
         history = exact_entries(history)
     if not keys or not all(_number(h.get("wall_seconds")) for h in history):
@@ -177,12 +180,15 @@ def _run_of(meta: Any, path: Path) -> Run:
             f"{shown(path)}: its evaluation history has no gap_pp or gap_pp_SEAT (or, at a table of more "
             "players, an exact table_regret_pp) with wall_seconds in every entry"
         )
+    history = history + _final_point(meta, history, keys)
+    if not history:
+        raise PlotError(f"{shown(path)}: has no exact evaluation to draw (its final one lacks steps or seconds)")
     return Run(
         path=path,
         name=str(meta.get("name") or path.stem),
         game=str(meta.get("game", "?")),
         seed=meta.get("seed"),
-        history=history + _final_point(meta, history, keys),
+        history=history,
         keys=keys,
     )
 
@@ -341,13 +347,14 @@ def _final_point(meta: dict[str, Any], history: list[dict[str, Any]], keys: list
     exact, steps, wall = meta.get("exact"), meta.get("timesteps"), meta.get("wall_seconds")
     if not (isinstance(exact, dict) and all(_number(exact.get(k)) for k in keys) and _number(steps) and _number(wall)):
         return []
-    if not (
+    if history and not (
         _number(history[-1].get("timesteps"))
         and steps > history[-1]["timesteps"]
         and wall >= history[-1]["wall_seconds"]
     ):
         return []
-    return [{"timesteps": steps, "wall_seconds": wall, **{k: exact[k] for k in keys}}]
+    tables = {k: v for k, v in exact.items() if k.startswith("table_regret_vs_")} if keys[0] in TABLE_GAPS else {}
+    return [{"timesteps": steps, "wall_seconds": wall, **tables, **{k: exact[k] for k in keys}}]
 
 
 MAX_ABS = 1e12  # seconds, steps and gaps beyond this are not a run's (and overflow the drawing)
@@ -403,6 +410,11 @@ def group_curves(group: Group, how: str) -> list[Curve]:
     all have (with ``each``, seats missing from one of its runs are left out)."""
     per_run = [dict(curves(run, how)) for run in group.runs]
     kinds = [k for k in per_run[0] if all(k in c for c in per_run)]
+    if not kinds:
+        raise PlotError(
+            f"the runs of {group.label} record different gaps ({', '.join(sorted({k for c in per_run for k in c}))}): "
+            "a table of two and one of more? give them with --each-run"
+        )
     with_steps = all(all(_number(h.get("timesteps")) for h in r.history) for r in group.runs)
     found = []
     for kind in kinds:
