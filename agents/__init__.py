@@ -25,7 +25,7 @@ def agent_names(game: str) -> tuple[str, ...]:
 
 
 def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
-    """An agent by name: a bot, a shipped trained bot (``ppo-420``, ``ppo-421-3p``), a checkpoint
+    """An agent by name: a bot, a shipped trained bot (``GameSpec.shipped``, ``more_shipped``), a checkpoint
     path, or the path of a bot file of the game's own kind (421: a ``.npz`` reply file)."""
     spec = get(game)
     if not isinstance(name, str) or not name:

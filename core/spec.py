@@ -84,7 +84,7 @@ class GameSpec:
     # bots kept in files of their own kind: suffix -> "module:factory" taking the path
     bot_files: Mapping[str, str] = field(default_factory=dict)
     shipped: str = ""  # the shipped trained bot, "ppo-420"
-    more_shipped: tuple[str, ...] = ()  # other shipped trained bots, by name (421: "ppo-421-3p")
+    more_shipped: tuple[str, ...] = ()  # other shipped trained bots, by name (checkpoints/NAME.pt)
     presets: str = ""  # "module:attr" of its training presets (a list of core.preset.Preset)
     # its own feature extractors for trained networks: name (as checkpoints write it) -> "module:class"
     features: Mapping[str, str] = field(default_factory=dict)

@@ -80,7 +80,7 @@ def exact_tables(config: RunConfig, agent, final: bool = True) -> dict[str, Any]
     ``table_bots`` in every other seat (``table_vs_A_A`` its P(not losing),
     ``table_regret_vs_A_A_pp`` what the best reply there gets more); before the ``final``
     evaluation, at the measured table only (``table_versus``: each other table is a best
-    reply more, about 11 s for 421 at pot 15, beside the 70 s the agent's table takes).
+    reply more, a small part of what the agent's own table takes).
     ``ValueError`` when the game's exact module cannot tabulate the agent once for all
     tables (420 with an agent that looks at other hands)."""
     preset, spec = config.preset, games.get(config.preset.game)

@@ -32,12 +32,12 @@ seat's gap (for 421, which has no seats, the whole game's).  ``each`` draws ever
 gap recorded, each seat's and the whole game's, as curves of their own.  A gap of
 exactly 0 is drawn at ``FLOOR`` (1e-6 pp) on the log scale, and the title says so.
 
-A run at a table of more players (``ppo-421-3p``) has no optimum, only regrets: what a
-best reply gets more than the network in its seat.  Its curves are drawn from its exact
-evaluations (its sampled ones have no regret): ``game`` is the regret at the table it is
-measured at (``table_regret_pp``: 421's two heuristics), ``worst`` the larger of that and
-the regret at its own table (``table_own_regret_pp``: itself in every seat), ``each``
-both.
+A run at a table of more players has no optimum, only regrets: what a best reply gets
+more than the network in its seat.  Its curves are drawn from its exact evaluations (its
+sampled ones have no regret): ``game`` is the regret at the table it is measured at
+(``table_regret_pp``: the game's suggested bot in every other seat), ``worst`` the larger
+of that and the regret at its own table (``table_own_regret_pp``: itself in every seat),
+``each`` both.
 
 Every gap is the exact one the training recorded, the final evaluation included.
 A run whose history has no step counts (``timesteps``) is drawn in the
@@ -113,7 +113,7 @@ def exact_entries(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def table_label(key: str, entry: dict[str, Any]) -> str:
-    """ "with heuristic x2" for the regret at the measured table (the bots its
+    """ "with B x2" for the regret at the measured table (the bots its
     ``table_regret_vs_A_B_pp`` names, the figure ``table_regret_pp`` repeats), "at its own
     table" for ``table_own_regret_pp``."""
     if key == OWN:
