@@ -442,6 +442,36 @@ def test_a_network_summed_by_parts_plays_the_networks_keeps(policy, monkeypatch)
         assert 0 < table.asked_again < table.asked / 10  # few decisions close enough to ask again
 
 
+def test_a_saturated_network_is_settled_row_by_row(monkeypatch):
+    """A network with large weights (its tanh units saturate, as a trained one's do) leaves
+    many decisions to the situation's one bound; the rows' own bounds settle them, and the
+    keeps stay the network's to the last one."""
+    import torch
+
+    net = _network_of(8, features_extractor="Rank421Features", net_arch={"pi": [16, 16], "vf": [8]})
+    with torch.no_grad():
+        for layer in net.policy.mlp_extractor.policy_net[::2]:
+            layer.weight.mul_(6.0)
+    summed, asked, table = _keeps_both_ways(net, SITUATIONS[4], monkeypatch)
+    assert np.array_equal(summed, asked)
+    assert table._summed.screened > 10 * table.asked_again  # most open rows settled without asking
+
+
+def test_numpy_and_torch_tanh_are_within_the_bounds_error():
+    """The summed layer's tanh is numpy's, the network's torch's: each within ``TANH_ERROR``
+    of the exact tanh (a sample of float32 inputs; every one from 2^-30 to 10 was checked)."""
+    import torch
+
+    rng = np.random.default_rng(0)
+    bits = rng.integers(np.float32(2.0**-30).view(np.int32), np.float32(10.0).view(np.int32), 2_000_000)
+    grid = np.linspace(-12, 12, 1_000_001, dtype=np.float32)
+    values = np.concatenate([bits.astype(np.int32).view(np.float32), grid])
+    values = np.concatenate([values, -values])
+    exact = np.tanh(values.astype(np.float64))
+    for tanh in (np.tanh(values), torch.tanh(torch.from_numpy(values)).numpy()):
+        assert np.abs(tanh.astype(np.float64) - exact).max() <= x.TANH_ERROR / 4
+
+
 def test_a_network_with_ties_everywhere_is_asked_again_everywhere(monkeypatch):
     """Equal logits at every action: every decision is a tie, which the summed layer
     cannot settle, so the network itself is asked (its first legal keep)."""

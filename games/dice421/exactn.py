@@ -580,6 +580,7 @@ def _inference():
 
 
 U32 = 2.0**-24  # float32's unit roundoff
+TANH_ERROR = 8 * U32  # how far numpy's and torch's float32 tanh may be from the exact tanh
 
 
 def _gamma(n: int) -> float:
@@ -601,9 +602,17 @@ class _SummedFirstLayer:
     The sum differs from the network's one-hot product by rounding only, so the logits by
     less than ``bound`` (float32 rounding of every sum and of tanh, carried through the
     layers by their largest row sums).  A decision whose best legal logit leads the next by
-    more than twice that plays the network's action; every other one is asked of the
-    network itself (``agent.actions``).  So the keeps are the network's to the last one
-    (``tests/test_exact421n.py`` checks them against it)."""
+    more than twice that plays the network's action.  The others are settled by tighter
+    bounds of their own (``_unsettled``: a saturated tanh passes on almost none of its
+    input's error), first from the last tanh on, then from the first layer on; the few
+    left are asked of the network itself (``agent.actions``).  So the keeps are the
+    network's to the last one (``tests/test_exact421n.py`` checks them against it).
+
+    The layers after the first are the network's own Linear modules; its tanh is numpy's,
+    ten times faster than torch's here.  Each is within ``TANH_ERROR`` of the exact tanh:
+    at every float32 from 2^-30 to 10, numpy's is within 1.01 units of float32's roundoff
+    and torch's within 0.51 (the tests check a sample), so the two differ by at most
+    ``2 * TANH_ERROR``."""
 
     def __init__(self, agent):
         import torch
@@ -613,6 +622,9 @@ class _SummedFirstLayer:
         self.features = policy.pi_features_extractor
         net = list(policy.mlp_extractor.policy_net) + [policy.action_net]
         self.first, self.rest = net[0], net[1:]
+        self._abs_of: dict = {}
+        self.screened = 0  # decisions a situation's one bound left open (then settled row by row, or asked)
+        self.last_tanh = max(i for i, m in enumerate(self.rest) if isinstance(m, torch.nn.Tanh))
         w = self.first.weight.detach().double()
         self.w, self.w_abs, self.b = w.T, w.abs().T, self.first.bias.detach().double()
         # how far the network's logits may be from ours, given the first layer's sums are
@@ -624,7 +636,7 @@ class _SummedFirstLayer:
                 bias = float(layer.bias.detach().double().abs().max())
                 self.carry.append((rows, 2 * _gamma(layer.in_features + 1) * (rows + bias)))
             else:  # Tanh: its outputs are within 1 in size and a few ulps of 1
-                self.carry.append((1.0, 16 * U32))
+                self.carry.append((1.0, 2 * TANH_ERROR))
 
     @staticmethod
     def of(agent) -> "_SummedFirstLayer | None":
@@ -660,7 +672,8 @@ class _SummedFirstLayer:
 
     def _parts(self, situation: Situation):
         """The first layer's sum at each decision kind (kinds, H) and each hand's vector for
-        each hand in play order, the observer's last (56, H) each, as float32; and the bound."""
+        each hand in play order, the observer's last (56, H) each, as float32; the bound on
+        the logits; and each first-layer unit's bound (H,)."""
         torch = self.torch
         base, slots = _decision_base(situation)
         columns = [*slots, codec421.HAND.start]
@@ -675,18 +688,21 @@ class _SummedFirstLayer:
         # the largest sum of magnitudes in the network's product, and in ours
         s_net = (kinds @ self.w_abs).max(0).values + (f @ self.w_abs).max(1).values.sum(0) + self.b.abs()
         s_ours = z_kind.abs().max(0).values + z_hands.abs().max(1).values.sum(0)
+        # each unit's bound, and the largest (what the whole situation is screened with)
+        units = _gamma(self.first.in_features + 1) * s_net + _gamma(2 * len(probes)) * s_ours
         first = _gamma(self.first.in_features + 1) * float(s_net.max()) + _gamma(2 * len(probes)) * float(s_ours.max())
         bound = first
         for rows, rounding in self.carry:
             bound = rows * bound + rounding
-        return z_kind.float(), z_hands.float(), bound
+        return z_kind.float(), z_hands.float(), bound, units.float()
 
     def keeps(self, situation: Situation, ask) -> np.ndarray:
         """The network's action at every decision of ``situation`` (flat, in
         ``decision_rows``' order), ``BLOCK`` blocks of 56 own hands per pass; ``ask(rows)``
         asks the network itself at those rows.  Returns (actions, rows asked again)."""
         torch = self.torch
-        z_kind, z_hands, bound = self._parts(situation)
+        z_kind, z_hands, bound, units = self._parts(situation)
+        units_late = self._carried(units)
         legal = np.tile(LEADER_LEGAL if situation.position == 0 else FOLLOWER_LEGAL, (self.BLOCK, 1))
         blocks = int(np.prod(situation.decision_shape)) // N_HANDS
         acts = np.empty(blocks * N_HANDS, dtype=np.int64)
@@ -702,17 +718,81 @@ class _SummedFirstLayer:
             for group, hand in enumerate(reversed(played)):
                 z = z + z_hands[group][torch.as_tensor(hand)]
             h = (z[:, None, :] + z_hands[-1][None, :, :]).reshape(n, -1)
+            inputs = []  # each later layer's input, to settle the close rows
             for layer in self.rest:
-                h = layer(h)
+                inputs.append(h)
+                h = torch.from_numpy(np.tanh(h.numpy())) if isinstance(layer, torch.nn.Tanh) else layer(h)
             masked = np.where(legal[:n], h.numpy(), -np.inf)
             top = np.partition(masked, -2, axis=1)
-            rows = slice(first * N_HANDS, first * N_HANDS + n)
-            acts[rows] = masked.argmax(axis=1)
-            close_rows.append(first * N_HANDS + np.flatnonzero(top[:, -1] - top[:, -2] <= 2 * bound))
-        close = np.concatenate(close_rows)
+            acts[first * N_HANDS : first * N_HANDS + n] = masked.argmax(axis=1)
+            open_ = np.flatnonzero(top[:, -1] - top[:, -2] <= 2 * bound)
+            if len(open_):
+                self.screened += len(open_)
+                # first with the bound carried to the last tanh for the whole situation (cheap),
+                # then the rows still open with their own from the first layer on
+                at = torch.as_tensor(open_)
+                late = [x.index_select(0, at) for x in inputs[self.last_tanh :]]
+                open_ = open_[self._unsettled(masked[open_], late, self.last_tanh, units_late)]
+                if len(open_):
+                    at = torch.as_tensor(open_)
+                    rows = [x.index_select(0, at) for x in inputs]
+                    open_ = open_[self._unsettled(masked[open_], rows, 0, units)]
+                close_rows.append(first * N_HANDS + open_)
+        close = np.concatenate(close_rows) if close_rows else np.empty(0, dtype=np.int64)
         if len(close):
             acts[close] = ask(close)
         return acts, len(close)
+
+    def _carried(self, units):
+        """The bound at the last tanh's input, from each first-layer unit's ``units``: carried
+        through the layers before it as if every tanh had slope 1 (its largest) and every
+        Linear's input were 1 in size (a tanh's output is within 1), the same for every row."""
+        torch = self.torch
+        e = units.double()
+        for layer in self.rest[: self.last_tanh]:
+            if isinstance(layer, torch.nn.Linear):
+                w_abs, b_abs = (t.double() for t in self._abs(layer))
+                g = _gamma(layer.in_features + 1)
+                e = w_abs @ ((1 + g) * e + 2 * g) + 2 * g * b_abs
+            else:
+                e = e + 2 * TANH_ERROR
+        return (e * self.SLACK).float()
+
+    def _unsettled(self, masked: np.ndarray, inputs: list, start: int, e) -> np.ndarray:
+        """Which of these rows (their masked logits, ours) the network might play otherwise,
+        by a bound of each row's own: ``e`` the error at the input of layer ``start`` of
+        ``rest`` (a vector for every row), carried through the later layers at the row's own
+        values (``inputs``: each later layer's).  A tanh at ``a`` (ours) with error ``e`` moves by at most
+        ``sech²(max(|a| - e, 0)) e`` (tanh's slope falls away from 0) plus its rounding;
+        a Linear's error is ``|W| e`` plus both sides' rounding of their sums
+        (``γ (|W| (2|x| + e) + 2|b|)``, ``x`` ours), one product: ``|W| ((1 + γ) e + 2γ|x|)``.
+        The bounds are worked out in float32, non-negative sums each within ``γ`` of its
+        exact value: ``SLACK`` covers them."""
+        torch = self.torch
+        e = e.expand(len(masked), -1)
+        for layer, x in zip(self.rest[start:], inputs):
+            if isinstance(layer, torch.nn.Linear):
+                w_abs, b_abs = self._abs(layer)
+                g = _gamma(layer.in_features + 1)
+                e = ((1 + g) * e + (2 * g) * x.abs()) @ w_abs.T + (2 * g) * b_abs
+            else:  # Tanh: sech²(t) = 4 exp(-2t) / (1 + exp(-2t))², no cancellation for large t
+                q = torch.exp(-2 * (x.abs() - e).clamp(min=0))
+                e = 4 * q / (1 + q) ** 2 * e + 2 * TANH_ERROR
+        e = e.numpy().astype(np.float64) * self.SLACK
+        best = masked.argmax(axis=1)
+        rows = np.arange(len(masked))
+        low = masked[rows, best] - e[rows, best]
+        high = masked + e
+        high[rows, best] = -np.inf
+        return np.flatnonzero(~(low > high.max(axis=1)))
+
+    def _abs(self, layer):
+        """A Linear's |weights| and |bias| (float32), kept."""
+        if layer not in self._abs_of:
+            self._abs_of[layer] = (layer.weight.detach().abs(), layer.bias.detach().abs())
+        return self._abs_of[layer]
+
+    SLACK = 1.01  # float32 rounding of the bounds' own sums (a few layers of γ(257) ≈ 1.5e-5 each)
 
     BLOCK = 73  # blocks of 56 decisions per pass: 4,088 rows, as ppo_agent.EVAL_CHUNK
 
