@@ -34,7 +34,7 @@ def make_agent(game: str, name: str, seed: int | None = None) -> Agent:
         factory = load(spec.bots[name])
         takes_seed = "seed" in inspect.signature(factory).parameters
         return factory(seed=seed) if takes_seed else factory()
-    if name == spec.shipped or name in spec.more_shipped:
+    if name in spec.shipped_bots:
         path = CHECKPOINT_DIR / f"{name}.pt"
         if not path.exists():
             raise ValueError(

@@ -164,7 +164,12 @@ class GameSpec:
     @property
     def agent_names(self) -> tuple[str, ...]:
         """Every agent a name can give: the bots and the shipped trained bots."""
-        return (*self.bots, *((self.shipped,) if self.shipped else ()), *self.more_shipped)
+        return (*self.bots, *self.shipped_bots)
+
+    @property
+    def shipped_bots(self) -> tuple[str, ...]:
+        """The shipped trained bots, by name: ``shipped`` first, then ``more_shipped``."""
+        return (*((self.shipped,) if self.shipped else ()), *self.more_shipped)
 
     def bots_for(self, n_players: int) -> tuple[str, ...]:
         return tuple(b for b in self.bots if self.plays(b, n_players))

@@ -92,7 +92,7 @@ def load_agent(game: str, name: str, seed: int | None = None, option: str = "--o
         return agents.make_agent(game, name, seed)
     except Exception as e:  # noqa: BLE001 - any failure to load is reported the same way
         reason = one_line(str(e) or type(e).__name__)
-        if name == spec.shipped or name in spec.more_shipped:
+        if name in spec.shipped_bots:
             raise AgentLoadError(
                 f"could not load the trained bot {name!r}: {reason}; train it first, or use a built-in bot "
                 f"instead, e.g. {option} {spec.suggested_bot} (bots: {', '.join(spec.bots)})"

@@ -189,6 +189,16 @@ def test_a_table_without_bots_named_gets_the_default_that_can_sit_there(client):
     assert start(client, game="421", seed=1)["state"]["bots"] == ["ppo-421"]
 
 
+def test_every_shipped_trained_bot_is_offered_and_plays_on_the_page(client):
+    """ppo-421-3p, learned at a table of three, sits at a 421 table as ppo-421 does."""
+    tables = next(g for g in client.get("/api/setup").json()["games"] if g["name"] == "421")["tables"]
+    assert {"ppo-421", "ppo-421-3p"} <= set(tables["3"]["bots"])
+    state = start(client, game="421", players=3, bots=["ppo-421-3p", "heuristic"], seat=0, seed=2)["state"]
+    assert state["bots"] == ["ppo-421-3p", "heuristic"]
+    reply = client.post("/api/games", json={"game": "421", "players": 3, "bots": ["ppo-421-4p"], "seed": 1})
+    refused(reply, 422, "unknown bot 'ppo-421-4p'", "ppo-421-3p")
+
+
 def test_an_illegal_420_move_is_refused_with_the_rule_and_changes_nothing(client):
     reply = start(client, game="420", bots="optimal", seat=0, seed=SEED_6651)
     gid, state = reply["id"], reply["state"]

@@ -250,7 +250,7 @@ class Store(LiveCache):
     # bots ----------------------------------------------------------------------------
     def agent_for(self, spec: games.GameSpec):
         def make(name: str, seed: Optional[int]):
-            if name == spec.shipped:  # a trained network: deterministic, loaded once, shared under a lock
+            if name in spec.shipped_bots:  # a trained network: deterministic, loaded once, shared under a lock
                 with self._loading:
                     key = (spec.name, name)
                     if key not in self._shared:
@@ -390,12 +390,12 @@ class _Locked:
 # ----------------------------------------------------------------------- setup
 
 
-def _shipped_fits(spec: games.GameSpec, players: int) -> bool:
-    """Whether the shipped trained bot exists and sees a table of ``players`` as it was trained."""
+def _shipped_fits(spec: games.GameSpec, name: str, players: int) -> bool:
+    """Whether the shipped trained bot ``name`` exists and sees a table of ``players`` as it was trained."""
     import agents
 
-    path = agents.CHECKPOINT_DIR / f"{spec.shipped}.pt"
-    if not spec.shipped or not path.exists():
+    path = agents.CHECKPOINT_DIR / f"{name}.pt"
+    if not path.exists():
         return False
     try:
         meta = load_json(path.with_suffix(".json"), "checkpoint metadata", limit=1 << 20, max_depth=32)
@@ -408,9 +408,7 @@ def _shipped_fits(spec: games.GameSpec, players: int) -> bool:
 
 def bots_for(spec: games.GameSpec, players: int) -> list[str]:
     names = list(spec.bots_for(players))
-    if _shipped_fits(spec, players):
-        names.append(spec.shipped)
-    return names
+    return names + [name for name in spec.shipped_bots if _shipped_fits(spec, name, players)]
 
 
 def web_games() -> list[str]:
@@ -475,7 +473,7 @@ def check_bots(spec: games.GameSpec, players: int, options: dict, bots: list[str
         if name not in allowed:
             if name in spec.bots and not spec.plays(name, players):
                 why = spec.why_not(name, players)
-            elif name == spec.shipped:
+            elif name in spec.shipped_bots:
                 why = f"the trained bot {name} cannot play a table of {players} (or is not installed)"
             else:
                 why = f"unknown bot {name[:40]!r}"
@@ -676,8 +674,9 @@ def preload_bots(store: Store, done: Optional[threading.Event] = None) -> list[s
             make = store.agent_for(spec)
             for n in spec.players:
                 try:
-                    if spec.shipped in bots_for(spec, n):
-                        make(spec.shipped, None)
+                    for trained in spec.shipped_bots:
+                        if trained in bots_for(spec, n):
+                            make(trained, None)
                     bots = [default_bot(spec, n, options)] * (n - 1)
                     web = WebGame.start("preload", "guest", spec, bots, 0, 0, options, make)
                     if web.coach_unavailable() is None:
