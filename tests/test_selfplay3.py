@@ -94,6 +94,44 @@ def test_snapshots_are_frozen_copies_of_the_learner(small3, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
+def test_exact_evaluations_made_aside_are_the_ones_the_run_makes_itself(small3, tmp_path, monkeypatch):
+    """--exact-aside: the same run, with the same exact figures at the same steps in its
+    metadata and in TensorBoard (made in a process of their own as training goes on)."""
+    from train.aside import ExactAside
+
+    sent = []
+    submit = ExactAside.submit
+    monkeypatch.setattr(
+        ExactAside, "submit", lambda self, policy, step: sent.append(step) or submit(self, policy, step)
+    )
+    for name, extra in (("here", ()), ("aside", ("--exact-aside",))):
+        assert train_main(argv(tmp_path, name, 6144, "--exact-every", "2048", *extra)) == 0
+    assert len(sent) == 2  # the aside run's two exact points during training were made aside
+    here, aside = (json.loads((tmp_path / "ck" / f"{n}.json").read_text()) for n in ("here", "aside"))
+
+    def points(meta):
+        return [{k: v for k, v in h.items() if k != "wall_seconds"} for h in meta["eval_history"]]
+
+    assert points(aside) == points(here)
+    assert sum("table_own_regret_pp" in h for h in points(here)) == 2  # two exact points during the run
+    assert aside["exact"] == here["exact"] and aside["weights_sha256"] == here["weights_sha256"]
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    logged = {}
+    for name in ("here", "aside"):
+        (events,) = (tmp_path / "runs").glob(f"{name}_*/events.out.tfevents.*")
+        acc = EventAccumulator(str(events))
+        acc.Reload()
+        logged[name] = {
+            tag: sorted((e.step, e.value) for e in acc.Scalars(tag))
+            for tag in acc.Tags()["scalars"]
+            if tag.startswith("eval/table_")
+        }
+    assert logged["aside"] == logged["here"] and len(logged["here"]["eval/table_own_regret_pp"]) == 3
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_a_three_player_run_reports_its_exact_tables_and_resumes(small3, tmp_path, capsys):
     assert train_main(argv(tmp_path, "s3", 4096, "--exact-every", "2048")) == 0
     out = capsys.readouterr().out

@@ -130,6 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="at a table of more than two players: steps between the evaluations that are exact, the "
         "others sampled (default: the preset's)",
     )
+    parser.add_argument(
+        "--exact-aside",
+        action="store_true",
+        help="at a table of more than two players: make the exact evaluations in a second process, "
+        "on a spare core, while training goes on (their figures reach TensorBoard and the "
+        "metadata once done; the run is the same)",
+    )
     parser.add_argument("--no-early-stop", action="store_true", help="train all --timesteps even once exactly optimal")
     parser.add_argument(
         "--threads",
@@ -216,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         overwrite=args.overwrite,
         eval_every=args.eval_every,
         exact_every=args.exact_every,
+        exact_aside=args.exact_aside,
         stop_when_optimal=preset.stop_when_optimal and not args.no_early_stop,
         progress_bar=not args.no_progress_bar,
         torch_threads=args.threads,

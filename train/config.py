@@ -24,6 +24,7 @@ class RunConfig:
     overwrite: bool = False  # replace an existing run of this name
     eval_every: int | None = None
     exact_every: int | None = None  # None: the preset's (tables of more than two players)
+    exact_aside: bool = False  # those exact evaluations in a process of their own (train.aside)
     stop_when_optimal: bool = True
     progress_bar: bool = True
     torch_threads: int | None = None  # None: the preset's, or the saved run's when resuming

@@ -172,6 +172,19 @@ def log_figures(logger, figures: dict[str, Any], step: int) -> None:
     logger.dump(step)
 
 
+def log_figures_at(logger, figures: dict[str, Any], step: int) -> None:
+    """Figures of an evaluation made aside to TensorBoard at their own, earlier ``step``
+    (``eval/KEY``), written directly: the logger's pending values stay for their own step."""
+    from stable_baselines3.common.logger import TensorBoardOutputFormat
+
+    for output in logger.output_formats:
+        if isinstance(output, TensorBoardOutputFormat):
+            for key, value in figures.items():
+                if key.startswith(LOGGED_FIGURES) and isinstance(value, (int, float)) and not isinstance(value, bool):
+                    output.writer.add_scalar(f"eval/{key}", value, step)
+            output.writer.flush()
+
+
 def format_table_figures(config: RunConfig, figures: dict[str, Any]) -> list[str]:
     """The results of a run of more than two players, from ``table_figures``."""
     preset = config.preset

@@ -44,8 +44,10 @@ from train.evaluation import (
     exact_options,
     format_table_figures,
     log_figures,
+    log_figures_at,
     plays_live,
 )
+from train.aside import ExactAside
 from train.selfplay import SelfPlay, SelfPlayCallback
 
 
@@ -80,11 +82,41 @@ class ExactEvalCallback(BaseCallback):
             self.count_suboptimal is not None and config.stop_when_optimal and config.preset.n_players == 2
         )  # the solver's check is heads-up
         self.rollout_started = False
+        # the exact evaluations made aside (train.aside), and the steps sent there
+        self.aside: ExactAside | None = None
+        self.sent_aside: list[int] = []
 
     def _on_training_start(self) -> None:
         # evaluate the starting policy too; a resumed run keeps its schedule
         last = self.history[-1]["timesteps"] if self.history else None
         self.next_eval = self.num_timesteps if last is None else max(self.num_timesteps, last + self.every)
+        if self.config.exact_aside and self.config.preset.n_players > 2 and self.exact_every is not None:
+            self.aside = ExactAside(self.config)
+
+    def finish(self, cancel: bool = False) -> None:
+        """After training: the exact evaluations made aside merged in (waiting for them),
+        or with ``cancel`` (an interrupted run) dropped."""
+        if self.aside is None:
+            return
+        if not cancel:
+            self._merge_aside(wait=True)
+        self.aside.close(cancel=cancel)
+        self.aside = None
+
+    def _merge_aside(self, wait: bool = False) -> None:
+        """Exact figures made aside, in place of their point's sampled ones (history and
+        TensorBoard at its step); where there are none, the sampled ones are logged."""
+        for step, figures in self.aside.done(wait):
+            point = next(h for h in self.history if h["timesteps"] == step)
+            if isinstance(figures, str):
+                print(f"\nthe exact evaluation at {step:,} steps failed aside ({figures}); it stays sampled")
+            elif "table_own_regret_pp" in figures:
+                for key in [k for k in point if k.startswith("table_")]:
+                    del point[key]
+                point.update(figures)
+            else:
+                point.update(figures)  # why it has none (table_exact_refused), as a run here records it
+            log_figures_at(self.logger, point, step)
 
     def _on_rollout_start(self) -> None:
         self.rollout_started = True
@@ -97,8 +129,8 @@ class ExactEvalCallback(BaseCallback):
             return True
         if self.num_timesteps + self.model.n_steps * self.model.n_envs > self.config.timesteps:
             return False  # the last rollout: the final evaluation is exact
-        done = [h["timesteps"] for h in self.history if "table_own_regret_pp" in h]
-        return self.num_timesteps >= (done[-1] if done else 0) + self.exact_every
+        done = [h["timesteps"] for h in self.history if "table_own_regret_pp" in h] + self.sent_aside
+        return self.num_timesteps >= max(done, default=0) + self.exact_every
 
     def _suboptimal_choices(self) -> int:
         count = self.count_suboptimal(PPOAgent.from_model(self.model, self.config.preset.game))
@@ -106,6 +138,8 @@ class ExactEvalCallback(BaseCallback):
         return count
 
     def _on_step(self) -> bool:
+        if self.aside is not None and self.aside.pending and self.aside.pending[0][1].done():
+            self._merge_aside()
         first_step, self.rollout_started = self.rollout_started, False
         due = self.num_timesteps >= self.next_eval
         if not due and first_step and self.check_each_update:
@@ -113,12 +147,20 @@ class ExactEvalCallback(BaseCallback):
         if not due:
             return True
         self.next_eval = self.num_timesteps + self.every
-        figures = evaluate(
-            self.config, PPOAgent.from_model(self.model, self.config.preset.game), exact_now=self._exact_due()
-        )
+        exact_now = self._exact_due()
+        if exact_now and self.aside is not None:  # sampled here, exact aside
+            self.aside.submit(self.model.policy, self.num_timesteps)
+            self.sent_aside.append(self.num_timesteps)
+            exact_now = False
+        figures = evaluate(self.config, PPOAgent.from_model(self.model, self.config.preset.game), exact_now=exact_now)
         figures.update(timesteps=self.num_timesteps, wall_seconds=time.time() - self.started)
         self.history.append(figures)
-        log_figures(self.logger, figures, self.num_timesteps)
+        if self.sent_aside and self.sent_aside[-1] == self.num_timesteps:  # its table's figures come from aside
+            log_figures(
+                self.logger, {k: v for k, v in figures.items() if not k.startswith("table_")}, self.num_timesteps
+            )
+        else:
+            log_figures(self.logger, figures, self.num_timesteps)
         with SignalsHeld(reraise=True):  # a Ctrl-C (or SIGTERM) here stops the run once the checkpoint is written
             save_run(self.model, self.config, figures, self.history, self.self_play)
         if self.config.on_eval is not None:
@@ -364,7 +406,7 @@ def _train(config: RunConfig, meta: dict[str, Any] | None, release=lambda: None)
     callback = ExactEvalCallback(config, started, history, self_play)
     callbacks = [SelfPlayCallback(self_play), callback] if self_play.active else [callback]
     bar = StepsBar() if config.progress_bar else None
-    interrupted = False
+    interrupted = learned = False
     held = SignalsHeld(
         reraise=False, message="still evaluating and saving the run; it ends once the checkpoint is written"
     )
@@ -378,11 +420,13 @@ def _train(config: RunConfig, meta: dict[str, Any] | None, release=lambda: None)
                         tb_log_name=config.name,
                         reset_num_timesteps=meta is None,
                     )
+                learned = True
             except KeyboardInterrupt:
                 interrupted = True
             finally:
                 if bar is not None:
                     bar.close()  # before anything else is printed: the bar is not drawn again after the summary
+                callback.finish(cancel=not learned or held.caught is not None)
         if interrupted:
             print(f"\ninterrupted at {model.num_timesteps} steps ({signal_label(stop_signal())}); saving", flush=True)
         wall = time.time() - started
@@ -432,6 +476,8 @@ def continue_command(config: RunConfig) -> str:
         parts += ["--eval-every", str(config.eval_every)]
     if config.exact_every is not None:
         parts += ["--exact-every", str(config.exact_every)]
+    if config.exact_aside:
+        parts.append("--exact-aside")
     if config.torch_threads != preset.threads:
         parts += ["--threads", str(config.torch_threads)]
     if preset.stop_when_optimal and not config.stop_when_optimal:
