@@ -461,6 +461,7 @@ def test_ctrl_c_prints_a_complete_continue_command_and_a_second_one_does_not_los
         "--name",
         "cut",
         "--no-progress-bar",
+        "--exact-aside",
     ]
     try:
         assert train_main(first) == 130
@@ -474,6 +475,7 @@ def test_ctrl_c_prints_a_complete_continue_command_and_a_second_one_does_not_los
     line = [l for l in captured.out.splitlines() if l.startswith("continue with: ")][-1]
     command = shlex.split(line[len("continue with: ") :])
     assert command[:4] == ["python", "-m", "train", "ppo-420"] and command[-1] == "--resume"
+    assert "--exact-aside" in command
     for flag, value in (
         ("--checkpoint-dir", tmp_path / "ck"),
         ("--logdir", tmp_path / "tb"),

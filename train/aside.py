@@ -85,9 +85,11 @@ class ExactAside:
 
     def close(self, cancel: bool = False) -> None:
         """Stop the process (dropping what is pending with ``cancel``) and remove the weights."""
+        processes = list((getattr(self.pool, "_processes", None) or {}).values())  # shutdown forgets them
         self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
-        if cancel:
-            for process in list((getattr(self.pool, "_processes", None) or {}).values()):
+        if cancel:  # the evaluation in hand is dropped too
+            for process in processes:
                 process.terminate()
+                process.join(5)
         self.pending.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
