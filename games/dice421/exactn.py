@@ -1271,7 +1271,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         const="",
         metavar="CHECKPOINT",
         help="time the exact three-player table of a network (a checkpoint, else an untrained "
-        "network of ppo-421-3p's size: the time does not depend on the weights), then its own table",
+        "network of ppo-421-3p's size, whose near-tied moves are slower: more are asked again), "
+        "then its own table",
     )
     parser.add_argument("--threads", type=int, help=f"torch threads for --time-network (default: {ASK_THREADS})")
     args = parser.parse_args(argv)
