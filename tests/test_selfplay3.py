@@ -104,9 +104,12 @@ def test_exact_evaluations_made_aside_are_the_ones_the_run_makes_itself(small3, 
     monkeypatch.setattr(
         ExactAside, "submit", lambda self, policy, step: sent.append(step) or submit(self, policy, step)
     )
+    # the figures come back only at the end, as from tables slower than the run's points
+    done = ExactAside.done
+    monkeypatch.setattr(ExactAside, "done", lambda self, wait=False, *args: done(self, True, *args) if wait else [])
     for name, extra in (("here", ()), ("aside", ("--exact-aside",))):
-        assert train_main(argv(tmp_path, name, 6144, "--exact-every", "2048", *extra)) == 0
-    assert len(sent) == 2  # the aside run's two exact points during training were made aside
+        assert train_main(argv(tmp_path, name, 10240, "--exact-every", "4096", *extra)) == 0
+    assert len(sent) == 2  # the aside run's two exact points during training, sampled ones between
     here, aside = (json.loads((tmp_path / "ck" / f"{n}.json").read_text()) for n in ("here", "aside"))
 
     def points(meta):
@@ -128,6 +131,42 @@ def test_exact_evaluations_made_aside_are_the_ones_the_run_makes_itself(small3, 
             if tag.startswith("eval/table_")
         }
     assert logged["aside"] == logged["here"] and len(logged["here"]["eval/table_own_regret_pp"]) == 3
+    # and in the file each tag's steps rise: TensorBoard drops a tag's later steps at an earlier one
+    from tensorboard.backend.event_processing.event_file_loader import LegacyEventFileLoader
+
+    (events,) = (tmp_path / "runs").glob("aside_*/events.out.tfevents.*")
+    steps: dict[str, list[int]] = {}
+    for event in LegacyEventFileLoader(str(events)).Load():
+        for value in event.summary.value:
+            steps.setdefault(value.tag, []).append(event.step)
+    assert steps["eval/table_vs_heuristic_heuristic"] == sorted(set(steps["eval/table_vs_heuristic_heuristic"]))
+    assert all(s == sorted(set(s)) for tag, s in steps.items() if tag.startswith("eval/")), steps
+
+
+@pytest.mark.timeout(120)
+def test_a_process_aside_that_dies_leaves_its_point_sampled_and_the_next_gets_a_new_one(small3, tmp_path):
+    """A process aside killed (out of memory, say) fails its evaluation in one line; the
+    next one is sent to a new process instead of stopping the run."""
+    import os
+    import signal
+
+    from train.aside import ExactAside
+
+    config = RunConfig(small3, timesteps=0, seed=3, n_envs=32, logdir=tmp_path, checkpoint_dir=tmp_path, name="x")
+    model = build_model(config, make_env(config))
+    aside = ExactAside(config)
+    try:
+        aside.submit(model.policy, 100)
+        for process in list(aside.pool._processes.values()):
+            os.kill(process.pid, signal.SIGKILL)
+        ((step, why),) = aside.done(wait=True)
+        assert step == 100 and why.startswith("BrokenProcessPool") and "\n" not in why
+        aside.submit(model.policy, 200)  # a new process
+        ((step, figures),) = aside.done(wait=True)
+        assert step == 200 and "table_own_regret_pp" in figures
+    finally:
+        aside.close(cancel=True)
+    assert not aside.folder.exists()
 
 
 @pytest.mark.slow

@@ -17,6 +17,8 @@ import os
 import shutil
 import signal
 import tempfile
+from collections.abc import Callable
+from concurrent import futures
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
@@ -55,30 +57,47 @@ class ExactAside:
     the figures with ``done``, ``close`` at the end."""
 
     def __init__(self, config: RunConfig):
-        # spawn: a forked child of a process whose torch threads have started may hang
-        self.pool = ProcessPoolExecutor(
-            max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_interrupts
-        )
+        self.pool = self._start()
         self.folder = Path(tempfile.mkdtemp(prefix="dice-arena-exact-"))
         self.config = replace(config, on_eval=None)  # what the process needs: the preset and the name
         self.pending: list[tuple[int, Future, Path]] = []
+
+    @staticmethod
+    def _start() -> ProcessPoolExecutor:
+        # spawn: a forked child of a process whose torch threads have started may hang
+        return ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_interrupts
+        )
 
     def submit(self, policy: torch.nn.Module, step: int) -> None:
         path = self.folder / f"{step}.pt"
         part = path.with_suffix(".part")
         torch.save(policy_state(policy), part)
         os.replace(part, path)
-        self.pending.append((step, self.pool.submit(exact_figures, self.config, str(path)), path))
+        try:
+            future = self.pool.submit(exact_figures, self.config, str(path))
+        except BrokenProcessPool:  # the process died (killed, out of memory): a new one
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = self._start()
+            future = self.pool.submit(exact_figures, self.config, str(path))
+        self.pending.append((step, future, path))
 
-    def done(self, wait: bool = False) -> list[tuple[int, dict[str, Any] | str]]:
-        """The evaluations finished (all of them with ``wait``), in order: (step, figures),
-        or (step, why) for one that failed."""
+    def done(
+        self, wait: bool = False, stopping: Callable[[], bool] = lambda: False
+    ) -> list[tuple[int, dict[str, Any] | str]]:
+        """The evaluations finished (all of them with ``wait``, unless ``stopping()`` says
+        to stop waiting), in order: (step, figures), or (step, why) for one that failed."""
         out: list[tuple[int, dict[str, Any] | str]] = []
-        while self.pending and (wait or self.pending[0][1].done()):
-            step, future, path = self.pending.pop(0)
+        while self.pending:
+            step, future, path = self.pending[0]
+            while wait and not future.done() and not stopping():
+                futures.wait([future], timeout=0.2)
+            if not future.done():
+                break
+            self.pending.pop(0)
             try:
                 out.append((step, future.result()))
-            except (BrokenProcessPool, OSError, RuntimeError) as e:
+            except Exception as e:  # the process died, or the evaluation raised: it stays sampled
                 out.append((step, f"{type(e).__name__}: {e}".splitlines()[0]))
             path.unlink(missing_ok=True)
         return out

@@ -19,6 +19,7 @@ from __future__ import annotations
 import platform
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,8 @@ class ExactEvalCallback(BaseCallback):
         # the exact evaluations made aside (train.aside), and the steps sent there
         self.aside: ExactAside | None = None
         self.sent_aside: list[int] = []
+        self.pending_steps: set[int] = set()  # of them, those whose figures have not come back
+        self.held_steps: list[int] = []  # points whose table figures wait to be logged (_log_held)
 
     def _on_training_start(self) -> None:
         # evaluate the starting policy too; a resumed run keeps its schedule
@@ -93,20 +96,24 @@ class ExactEvalCallback(BaseCallback):
         if self.config.exact_aside and self.config.preset.n_players > 2 and self.exact_every is not None:
             self.aside = ExactAside(self.config)
 
-    def finish(self, cancel: bool = False) -> None:
-        """After training: the exact evaluations made aside merged in (waiting for them),
-        or with ``cancel`` (an interrupted run) dropped."""
+    def finish(self, cancel: bool = False, stopping: Callable[[], bool] = lambda: False) -> None:
+        """After training: the exact evaluations made aside merged in (waiting for them, until
+        ``stopping()``), or with ``cancel`` (an interrupted run) dropped: those points stay
+        sampled, and their sampled figures reach TensorBoard."""
         if self.aside is None:
             return
-        if not cancel:
-            self._merge_aside(wait=True)
-        self.aside.close(cancel=cancel)
-        self.aside = None
+        try:
+            if not cancel:
+                self._merge_aside(wait=True, stopping=stopping)
+        finally:
+            self.aside.close(cancel=True)  # nothing pending is waited for (any left: stopping)
+            self.aside = None
+            self._log_held(every=True)
 
-    def _merge_aside(self, wait: bool = False) -> None:
+    def _merge_aside(self, wait: bool = False, stopping: Callable[[], bool] = lambda: False) -> None:
         """Exact figures made aside, in place of their point's sampled ones (history and
-        TensorBoard at its step); where there are none, the sampled ones are logged."""
-        for step, figures in self.aside.done(wait):
+        TensorBoard at its step); where there are none, the sampled ones stay."""
+        for step, figures in self.aside.done(wait, stopping):
             point = next(h for h in self.history if h["timesteps"] == step)
             if isinstance(figures, str):
                 print(f"\nthe exact evaluation at {step:,} steps failed aside ({figures}); it stays sampled")
@@ -116,7 +123,20 @@ class ExactEvalCallback(BaseCallback):
                 point.update(figures)
             else:
                 point.update(figures)  # why it has none (table_exact_refused), as a run here records it
-            log_figures_at(self.logger, point, step)
+            self.pending_steps.discard(step)
+        self._log_held()
+
+    def _log_held(self, every: bool = False) -> None:
+        """The table figures held back (``held_steps``) to TensorBoard, in step order, up to
+        the first point still pending aside (``every``: all of them).  TensorBoard keeps a
+        tag's values in step order: a value at an earlier step drops the later ones, so no
+        table figure is logged after a later step's."""
+        while self.held_steps and (every or self.held_steps[0] not in self.pending_steps):
+            step = self.held_steps.pop(0)
+            point = next(h for h in self.history if h["timesteps"] == step)
+            log_figures_at(self.logger, {k: v for k, v in point.items() if k.startswith("table_")}, step)
+        if every:
+            self.pending_steps.clear()
 
     def _on_rollout_start(self) -> None:
         self.rollout_started = True
@@ -151,11 +171,14 @@ class ExactEvalCallback(BaseCallback):
         if exact_now and self.aside is not None:  # sampled here, exact aside
             self.aside.submit(self.model.policy, self.num_timesteps)
             self.sent_aside.append(self.num_timesteps)
+            self.pending_steps.add(self.num_timesteps)
             exact_now = False
         figures = evaluate(self.config, PPOAgent.from_model(self.model, self.config.preset.game), exact_now=exact_now)
         figures.update(timesteps=self.num_timesteps, wall_seconds=time.time() - self.started)
         self.history.append(figures)
-        if self.sent_aside and self.sent_aside[-1] == self.num_timesteps:  # its table's figures come from aside
+        if self.held_steps or self.num_timesteps in self.pending_steps:
+            # its table's figures wait for an exact point's made aside (_log_held)
+            self.held_steps.append(self.num_timesteps)
             log_figures(
                 self.logger, {k: v for k, v in figures.items() if not k.startswith("table_")}, self.num_timesteps
             )
@@ -426,7 +449,7 @@ def _train(config: RunConfig, meta: dict[str, Any] | None, release=lambda: None)
             finally:
                 if bar is not None:
                     bar.close()  # before anything else is printed: the bar is not drawn again after the summary
-                callback.finish(cancel=not learned or held.caught is not None)
+                callback.finish(cancel=not learned or held.caught is not None, stopping=lambda: held.caught is not None)
         if interrupted:
             print(f"\ninterrupted at {model.num_timesteps} steps ({signal_label(stop_signal())}); saving", flush=True)
         wall = time.time() - started
