@@ -97,6 +97,29 @@ def long_game(client, **body) -> dict:
 # ----------------------------------------------------------------------------- one truth
 
 
+def test_servers_opening_one_new_file_at_once_wait_for_each_other(tmp_path, monkeypatch):
+    """Some of SQLite's locks say "database is locked" at once, without waiting: opening the
+    records tries again for a while (the file is opened as if alone), then says so in one line."""
+    from play.web.database import SQLiteFile
+
+    real, failures = SQLiteFile.problems, []
+
+    def locked_twice(self, conn):
+        if len(failures) < 2:
+            failures.append(1)
+            raise sqlite3.OperationalError("database is locked")
+        return real(self, conn)
+
+    monkeypatch.setattr(SQLiteFile, "problems", locked_twice)
+    records = records_module.Records(tmp_path / "r.sqlite3")
+    assert len(failures) == 2 and query(tmp_path / "r.sqlite3", "PRAGMA journal_mode") == [("wal",)]
+    del records
+    failures.clear()
+    monkeypatch.setattr(records_module.Records, "OPEN_PATIENCE", 0.0)
+    with pytest.raises(RecordsError, match="database is locked"):
+        records_module.Records(tmp_path / "r.sqlite3")
+
+
 def test_two_servers_on_one_file_show_the_same_game_and_the_late_move_gets_409(records_db):
     db = records_db  # a SQLite file, then a PostgreSQL database
     a, b = client_for(db), client_for(db)

@@ -242,20 +242,33 @@ class Records:
         self._open()
 
     # --- opening -----------------------------------------------------------------------
+    OPEN_PATIENCE = 30.0  # seconds opening waits for another process opening the same file
+
     def _open(self) -> None:
         db = self._db
         db.reach()
-        try:
-            with closing(db.connect()) as conn:
-                problems = db.problems(conn)
-            if problems:
-                raise db.refuse(f"is damaged (SQLite says: {problems[0][:120]})", "move it away or give another --db")
-            with closing(db.connect()) as conn, db.write(conn):  # records that are refused are left as they were
-                self._prepare(conn)
-            with closing(db.connect()) as conn:
-                db.prepared(conn)
-        except db.Error as e:
-            raise db.explain(e) from None
+        deadline, attempt = time.monotonic() + self.OPEN_PATIENCE, 0
+        while True:
+            try:
+                with closing(db.connect()) as conn:
+                    problems = db.problems(conn)
+                if problems:
+                    raise db.refuse(
+                        f"is damaged (SQLite says: {problems[0][:120]})", "move it away or give another --db"
+                    )
+                with closing(db.connect()) as conn, db.write(conn):  # records that are refused are left as they were
+                    self._prepare(conn)
+                with closing(db.connect()) as conn:
+                    db.prepared(conn)
+                return
+            except db.Error as e:
+                # servers started together open one SQLite file at once: some of SQLite's
+                # locks (the switch to WAL, its first reader) say "locked" without waiting
+                if "database is locked" in str(e) and time.monotonic() < deadline:
+                    attempt += 1
+                    time.sleep(min(0.05 * attempt, 0.5))
+                    continue
+                raise db.explain(e) from None
 
     def _prepare(self, conn) -> None:
         """Create the tables in empty records, migrate version 1 and 2, refuse anything else."""
