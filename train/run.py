@@ -86,7 +86,6 @@ class ExactEvalCallback(BaseCallback):
         # the exact evaluations made aside (train.aside), and the steps sent there
         self.aside: ExactAside | None = None
         self.sent_aside: list[int] = []
-        self.pending_steps: set[int] = set()  # of them, those whose figures have not come back
         self.held_steps: list[int] = []  # points whose table figures wait to be logged (_log_held)
 
     def _on_training_start(self) -> None:
@@ -123,7 +122,6 @@ class ExactEvalCallback(BaseCallback):
                 point.update(figures)
             else:
                 point.update(figures)  # why it has none (table_exact_refused), as a run here records it
-            self.pending_steps.discard(step)
         self._log_held()
 
     def _log_held(self, every: bool = False) -> None:
@@ -131,12 +129,14 @@ class ExactEvalCallback(BaseCallback):
         the first point still pending aside (``every``: all of them).  TensorBoard keeps a
         tag's values in step order: a value at an earlier step drops the later ones, so no
         table figure is logged after a later step's."""
-        while self.held_steps and (every or self.held_steps[0] not in self.pending_steps):
+        while self.held_steps and (every or self.held_steps[0] not in self._pending_aside()):
             step = self.held_steps.pop(0)
             point = next(h for h in self.history if h["timesteps"] == step)
             log_figures_at(self.logger, {k: v for k, v in point.items() if k.startswith("table_")}, step)
-        if every:
-            self.pending_steps.clear()
+
+    def _pending_aside(self) -> set[int]:
+        """The steps whose exact figures have not come back from aside."""
+        return {step for step, _, _ in self.aside.pending} if self.aside is not None else set()
 
     def _on_rollout_start(self) -> None:
         self.rollout_started = True
@@ -171,12 +171,11 @@ class ExactEvalCallback(BaseCallback):
         if exact_now and self.aside is not None:  # sampled here, exact aside
             self.aside.submit(self.model.policy, self.num_timesteps)
             self.sent_aside.append(self.num_timesteps)
-            self.pending_steps.add(self.num_timesteps)
             exact_now = False
         figures = evaluate(self.config, PPOAgent.from_model(self.model, self.config.preset.game), exact_now=exact_now)
         figures.update(timesteps=self.num_timesteps, wall_seconds=time.time() - self.started)
         self.history.append(figures)
-        if self.held_steps or self.num_timesteps in self.pending_steps:
+        if self.held_steps or self.num_timesteps in self._pending_aside():
             # its table's figures wait for an exact point's made aside (_log_held)
             self.held_steps.append(self.num_timesteps)
             log_figures(
