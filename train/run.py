@@ -107,7 +107,7 @@ class ExactEvalCallback(BaseCallback):
         finally:
             self.aside.close(cancel=True)  # nothing pending is waited for (any left: stopping)
             self.aside = None
-            self._log_held(every=True)
+            self._log_held()  # all of them: none is pending now
 
     def _merge_aside(self, wait: bool = False, stopping: Callable[[], bool] = lambda: False) -> None:
         """Exact figures made aside, in place of their point's sampled ones (history and
@@ -124,12 +124,12 @@ class ExactEvalCallback(BaseCallback):
                 point.update(figures)  # why it has none (table_exact_refused), as a run here records it
         self._log_held()
 
-    def _log_held(self, every: bool = False) -> None:
+    def _log_held(self) -> None:
         """The table figures held back (``held_steps``) to TensorBoard, in step order, up to
-        the first point still pending aside (``every``: all of them).  TensorBoard keeps a
+        the first point still pending aside.  TensorBoard keeps a
         tag's values in step order: a value at an earlier step drops the later ones, so no
         table figure is logged after a later step's."""
-        while self.held_steps and (every or self.held_steps[0] not in self._pending_aside()):
+        while self.held_steps and self.held_steps[0] not in self._pending_aside():
             step = self.held_steps.pop(0)
             point = next(h for h in self.history if h["timesteps"] == step)
             log_figures_at(self.logger, {k: v for k, v in point.items() if k.startswith("table_")}, step)
