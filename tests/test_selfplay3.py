@@ -92,6 +92,62 @@ def test_snapshots_are_frozen_copies_of_the_learner(small3, tmp_path):
     env.close()
 
 
+def _callback_with_a_point_pending_aside(config, tmp_path, monkeypatch):
+    """An ExactEvalCallback whose exact point at step 100 is still pending aside (a future
+    that never finishes) and whose later sampled point 200 is held behind it; the table
+    figures it logs are recorded instead of written."""
+    from concurrent.futures import Future
+    from types import SimpleNamespace
+
+    import train.run as run
+    from train.aside import ExactAside
+
+    logged: list[tuple[int, dict]] = []
+    monkeypatch.setattr(run, "log_figures_at", lambda logger, figures, step: logged.append((step, figures)))
+    callback = run.ExactEvalCallback(config, started=0.0)
+    callback.model = SimpleNamespace(logger=None)
+    callback.history = [{"timesteps": s, "table_own_regret_pp": s / 100, "win_rate": 0.3} for s in (100, 200)]
+    callback.held_steps = [100, 200]
+    aside = ExactAside.__new__(ExactAside)  # the real bookkeeping, without a process
+    stopped: list[dict] = []
+    aside.pool = SimpleNamespace(shutdown=lambda **how: stopped.append(how))
+    aside.folder = tmp_path / "aside"
+    aside.folder.mkdir()
+    (aside.folder / "100.pt").write_bytes(b"weights")
+    aside.pending = [(100, Future(), aside.folder / "100.pt")]
+    callback.aside = aside
+    return callback, logged, stopped
+
+
+def test_an_interrupted_run_logs_its_pending_points_sampled_figures_in_step_order(small3, tmp_path, monkeypatch):
+    """Ctrl-C with an exact point pending aside: the process is stopped at once, the point
+    keeps its sampled figures, and they and the points held behind it reach TensorBoard
+    in step order."""
+    config = RunConfig(small3, timesteps=0, seed=3, n_envs=32, logdir=tmp_path, checkpoint_dir=tmp_path, name="x")
+    callback, logged, stopped = _callback_with_a_point_pending_aside(config, tmp_path, monkeypatch)
+    callback._log_held()
+    assert logged == []  # nothing is logged past the pending point
+    folder = callback.aside.folder
+    callback.finish(cancel=True)
+    assert stopped == [{"wait": False, "cancel_futures": True}] and not folder.exists()
+    assert logged == [(100, {"table_own_regret_pp": 1.0}), (200, {"table_own_regret_pp": 2.0})]
+    assert callback.aside is None and callback.held_steps == []
+
+
+@pytest.mark.timeout(30)
+def test_a_ctrl_c_while_the_end_waits_for_aside_stops_the_wait(small3, tmp_path, monkeypatch):
+    """At the end a run waits for its points pending aside, unless told to stop (a Ctrl-C):
+    then it stops waiting at once and the points stay sampled."""
+    config = RunConfig(small3, timesteps=0, seed=3, n_envs=32, logdir=tmp_path, checkpoint_dir=tmp_path, name="x")
+    callback, logged, stopped = _callback_with_a_point_pending_aside(config, tmp_path, monkeypatch)
+    asked = []
+    callback.finish(cancel=False, stopping=lambda: asked.append(1) or len(asked) > 2)
+    assert len(asked) == 3  # waited 0.2 s at a time until told to stop
+    assert stopped == [{"wait": False, "cancel_futures": True}]
+    assert [step for step, _ in logged] == [100, 200]
+    assert callback.history[0]["table_own_regret_pp"] == 1.0  # still the sampled figure
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_exact_evaluations_made_aside_are_the_ones_the_run_makes_itself(small3, tmp_path, monkeypatch):
