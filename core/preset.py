@@ -49,6 +49,8 @@ class Preset:
     # gae_lambda_steps steps, then stays there
     gae_lambda_final: float | None = None
     gae_lambda_steps: int = 0
+    # if set, the entropy coefficient falls linearly from ppo["ent_coef"] to this over the run
+    ent_coef_final: float | None = None
     env: dict[str, Any] = field(default_factory=dict)  # game options (421: n_players, pot)
     # Self-play: each game draws its opponent from a pool of ``opponent``, the bots of
     # ``pool`` (name: share of the games) and ``snapshots`` frozen past versions of the

@@ -2,6 +2,8 @@
 not depend on the dice thrown back), the critic reads both; and the GAE lambda
 schedule of a preset."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -15,7 +17,7 @@ from core.dice import ScriptedDice
 from games.dice420 import game as g
 from games.dice420.vec import Vec420Env
 from train.fast import BatchedMaskablePPO
-from train.presets import PRESETS, gae_lambda_schedule
+from train.presets import PRESETS, ent_coef_schedule, gae_lambda_schedule
 
 SPEC = PRESETS["ppo-420"].policy
 
@@ -126,3 +128,32 @@ def test_each_rollout_takes_its_lambda_from_the_schedule():
     model.learn(16 * 8, reset_num_timesteps=False)
     assert seen == [0, 128] and model.rollout_buffer.gae_lambda == 0.1 and model.gae_lambda == 0.1
     assert [row["train/gae_lambda"] for row in logged] == [0.9, 0.1]
+
+
+def test_ent_coef_schedule_falls_over_the_run_and_each_update_takes_its_value():
+    preset = replace(PRESETS["ppo-421"], ppo={**PRESETS["ppo-421"].ppo, "ent_coef": 0.004}, ent_coef_final=0.001)
+    schedule = ent_coef_schedule(preset, 1000)
+    assert schedule(0) == 0.004 and schedule(500) == pytest.approx(0.0025)
+    assert schedule(1000) == pytest.approx(0.001) and schedule(5000) == pytest.approx(0.001)
+    assert ent_coef_schedule(replace(preset, ent_coef_final=None), 1000) is None  # constant
+    env = Vec420Env(16, agents.bot_table("420", "optimal"), seed=0)
+    model = BatchedMaskablePPO("MlpPolicy", env, n_steps=8, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    seen = []
+    model.ent_coef_schedule = lambda done: seen.append(done) or 0.25 / (1 + done)
+    model.learn(16 * 8)
+    assert seen == [0] and model.ent_coef == 0.25
+    model.learn(16 * 8, reset_num_timesteps=False)
+    assert seen == [0, 128] and model.ent_coef == 0.25 / 129
+
+
+def test_a_run_takes_its_ent_coef_schedule_from_its_preset(tmp_path):
+    from train.run import RunConfig, build_model, make_env
+
+    base = PRESETS["ppo-420"]
+    preset = replace(base, ppo={**base.ppo, "ent_coef": 0.01}, ent_coef_final=0.0)
+    config = RunConfig(preset, timesteps=4000, seed=0, n_envs=16, logdir=tmp_path, checkpoint_dir=tmp_path, name="x")
+    model = build_model(config, make_env(config))
+    assert model.ent_coef_schedule(0) == 0.01 and model.ent_coef_schedule(2000) == pytest.approx(0.005)
+    assert model.ent_coef_schedule(4000) == 0.0
+    config = replace(config, preset=base)
+    assert build_model(config, make_env(config)).ent_coef_schedule is None

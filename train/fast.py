@@ -71,10 +71,12 @@ class BatchedMaskablePPO(MaskablePPO):
     """MaskablePPO with a rollout loop that does per-game Python work only for finished games.
 
     ``gae_lambda_schedule``, if set, maps the steps done so far to the GAE lambda of the
-    next rollout (the losses stay PPO's; only the advantage estimate's lambda moves).
+    next rollout (the losses stay PPO's; only the advantage estimate's lambda moves), and
+    ``ent_coef_schedule`` to the entropy coefficient of the update after it.
     """
 
     gae_lambda_schedule: Callable[[int], float] | None = None
+    ent_coef_schedule: Callable[[int], float] | None = None
 
     def collect_rollouts(
         self,
@@ -95,6 +97,9 @@ class BatchedMaskablePPO(MaskablePPO):
         if self.gae_lambda_schedule is not None:
             self.gae_lambda = rollout_buffer.gae_lambda = float(self.gae_lambda_schedule(self.num_timesteps))
             self.logger.record("train/gae_lambda", self.gae_lambda)
+        if self.ent_coef_schedule is not None:
+            self.ent_coef = float(self.ent_coef_schedule(self.num_timesteps))
+            self.logger.record("train/ent_coef", self.ent_coef)
         if use_masking and not is_masking_supported(env):
             raise ValueError("Environment does not support action masking. Consider using ActionMasker wrapper")
         all_masks = _batched_masks(env)

@@ -59,6 +59,15 @@ def gae_lambda_schedule(preset: Preset):
     return lambda done: start + (end - start) * min(1.0, done / steps)
 
 
+def ent_coef_schedule(preset: Preset, timesteps: int):
+    """The preset's entropy coefficient as a function of the steps done, falling to
+    ``ent_coef_final`` at ``timesteps`` (the run's length; None: constant)."""
+    if preset.ent_coef_final is None:
+        return None
+    start, end, steps = float(preset.ppo.get("ent_coef", 0.0)), float(preset.ent_coef_final), max(1, timesteps)
+    return lambda done: end + (start - end) * max(0.0, 1.0 - done / steps)  # as the learning rate's
+
+
 def setting(preset: Preset, key: str) -> Any:
     """The preset's own value of a setting a search space may name."""
     if key == WIDTH:
