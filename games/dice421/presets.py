@@ -33,8 +33,8 @@ PPO_421 = Preset(
         gae_lambda=0.7,
         clip_range=0.2,
         # falling to 0 over the run instead (ent_coef_final=0.0): 0.04 to 0.13 pp better for
-        # seeds 0-2 on one thread, 0.055 worse for seed 0 on two, the shipped run's count
-        # (docs/results.md); kept constant
+        # seeds 0-2 on one thread, 0.055 and 0.078 worse for seeds 0 and 1 on two, the
+        # preset's count (docs/results.md); kept constant
         ent_coef=0.003,
         vf_coef=0.5,
         max_grad_norm=0.5,
