@@ -603,9 +603,9 @@ class _SummedFirstLayer:
     less than ``bound`` (float32 rounding of every sum and of tanh, carried through the
     layers by their largest row sums).  A decision whose best legal logit leads the next by
     more than twice that plays the network's action.  The others are settled by tighter
-    bounds of their own (``_unsettled``: a saturated tanh passes on almost none of its
-    input's error), first from the last tanh on, then from the first layer on; the few
-    left are asked of the network itself (``agent.actions``).  So the keeps are the
+    bounds of their own from the last tanh on (``_unsettled``: a saturated tanh passes on
+    almost none of its input's error); the few left are asked of the network itself
+    (``agent.actions``).  So the keeps are the
     network's to the last one (``tests/test_exact421n.py`` checks them against it).
 
     The layers after the first are the network's own Linear modules; its tanh is numpy's,
@@ -718,9 +718,10 @@ class _SummedFirstLayer:
             for group, hand in enumerate(reversed(played)):
                 z = z + z_hands[group][torch.as_tensor(hand)]
             h = (z[:, None, :] + z_hands[-1][None, :, :]).reshape(n, -1)
-            inputs = []  # each later layer's input, to settle the close rows
-            for layer in self.rest:
-                inputs.append(h)
+            late = []  # the inputs of the last tanh and the layers after it, to settle the close rows
+            for i, layer in enumerate(self.rest):
+                if i >= self.last_tanh:
+                    late.append(h)
                 h = torch.from_numpy(np.tanh(h.numpy())) if isinstance(layer, torch.nn.Tanh) else layer(h)
             masked = np.where(legal[:n], h.numpy(), -np.inf)
             top = np.partition(masked, -2, axis=1)
@@ -728,15 +729,12 @@ class _SummedFirstLayer:
             open_ = np.flatnonzero(top[:, -1] - top[:, -2] <= 2 * bound)
             if len(open_):
                 self.screened += len(open_)
-                # first with the bound carried to the last tanh for the whole situation (cheap),
-                # then the rows still open with their own from the first layer on
+                # each row's own bound from the last tanh on (the bound at its input carried
+                # there for the whole situation); a row's own bound from the first layer on
+                # cost more than asking the rows it settled (docs/results.md)
                 at = torch.as_tensor(open_)
-                late = [x.index_select(0, at) for x in inputs[self.last_tanh :]]
-                open_ = open_[self._unsettled(masked[open_], late, self.last_tanh, units_late)]
-                if len(open_):
-                    at = torch.as_tensor(open_)
-                    rows = [x.index_select(0, at) for x in inputs]
-                    open_ = open_[self._unsettled(masked[open_], rows, 0, units)]
+                rows = [x.index_select(0, at) for x in late]
+                open_ = open_[self._unsettled(masked[open_], rows, self.last_tanh, units_late)]
                 close_rows.append(first * N_HANDS + open_)
         close = np.concatenate(close_rows) if close_rows else np.empty(0, dtype=np.int64)
         if len(close):
