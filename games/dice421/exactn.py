@@ -605,8 +605,8 @@ class _SummedFirstLayer:
     more than twice that plays the network's action.  The others are settled by tighter
     bounds of their own from the last tanh on (``_unsettled``: a saturated tanh passes on
     almost none of its input's error); the few left are asked of the network itself
-    (``agent.actions``).  So the keeps are the
-    network's to the last one (``tests/test_exact421n.py`` checks them against it).
+    (``agent.actions``).  So the keeps are the network's to the last one
+    (``tests/test_exact421n.py`` checks them against it).
 
     The layers after the first are the network's own Linear modules; its tanh is numpy's,
     ten times faster than torch's here.  Each is within ``TANH_ERROR`` of the exact tanh:
@@ -731,7 +731,7 @@ class _SummedFirstLayer:
                 self.screened += len(open_)
                 # each row's own bound from the last tanh on (the bound at its input carried
                 # there for the whole situation); a row's own bound from the first layer on
-                # cost more than asking the rows it settled (docs/results.md)
+                # cost more than asking the rows it settled (docs/training.md)
                 at = torch.as_tensor(open_)
                 rows = [x.index_select(0, at) for x in late]
                 open_ = open_[self._unsettled(masked[open_], rows, self.last_tanh, units_late)]
