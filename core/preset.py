@@ -64,6 +64,10 @@ class Preset:
     # At a table of more than two players: steps between the evaluations that are exact
     # (``train.evaluation.exact_tables``); None: every evaluation.  The others are sampled.
     exact_every: int | None = None
+    # With ``exact_every``: make those exact evaluations in a process of their own on a
+    # spare core while training goes on (``train.aside``; ``--exact-aside``), by default.
+    # For presets that train on fewer threads than the machine has cores.
+    exact_aside: bool = False
 
     @property
     def n_players(self) -> int:

@@ -33,6 +33,7 @@ def small3(monkeypatch):
         snapshot_every=2048,
         threads=1,
         exact_every=10**9,  # exact only at the end, unless --exact-every says otherwise
+        exact_aside=False,  # in the run (the preset's process aside: where a test says so)
         pool={"cautious": 0.1, "greedy421": 0.1},
         policy={**base.policy, "net_arch": {"pi": [16], "vf": [16]}},
         ppo={**base.ppo, "n_steps": 32, "batch_size": 256, "n_epochs": 1},
@@ -65,8 +66,25 @@ def test_the_shipped_preset_plays_three_players_against_a_distribution():
     preset = P.PRESETS["ppo-421-3p"]
     assert preset.env["n_players"] == 3 and preset.opponent == "heuristic"
     assert sum(P.pool_weights(preset)) == pytest.approx(1.0)
-    # sampled every 1 M steps, exact every 5 M (the start is sampled; --exact-every changes it)
-    assert (preset.eval_every, preset.exact_every) == (1_000_000, 5_000_000)
+    # exact every 1 M steps, as the two-player runs, made aside on the other core (the start
+    # is sampled; --exact-every and --no-exact-aside change it)
+    assert (preset.eval_every, preset.exact_every, preset.exact_aside) == (1_000_000, 1_000_000, True)
+    assert preset.threads == 1  # the machine's other core is the process aside's
+
+
+def test_the_continue_command_keeps_a_choice_of_aside_against_the_presets(tmp_path):
+    """A run's own --exact-aside / --no-exact-aside reaches its continue command only where it
+    differs from its preset's default, which the resumed run takes up again."""
+    from train.run import continue_command
+
+    preset = P.PRESETS["ppo-421-3p"]
+    for flag, expected in ((None, []), (True, []), (False, ["--no-exact-aside"])):
+        config = RunConfig(preset, preset.timesteps, 0, preset.n_envs, tmp_path, tmp_path, "r", exact_aside=flag)
+        assert config.exact_aside_on is (preset.exact_aside if flag is None else flag)
+        assert [p for p in continue_command(config).split() if "aside" in p] == expected
+    other = replace(preset, exact_aside=False)
+    config = RunConfig(other, other.timesteps, 0, other.n_envs, tmp_path, tmp_path, "r", exact_aside=True)
+    assert [p for p in continue_command(config).split() if "aside" in p] == ["--exact-aside"]
 
 
 def test_snapshots_are_frozen_copies_of_the_learner(small3, tmp_path):
@@ -151,9 +169,12 @@ def test_a_ctrl_c_while_the_end_waits_for_aside_stops_the_wait(small3, tmp_path,
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_exact_evaluations_made_aside_are_the_ones_the_run_makes_itself(small3, tmp_path, monkeypatch):
-    """--exact-aside: the same run, with the same exact figures at the same steps in its
-    metadata and in TensorBoard (made in a process of their own as training goes on)."""
+    """Exact points aside (the preset's default, as ppo-421-3p's): the same run as with
+    --no-exact-aside, with the same exact figures at the same steps in its metadata and in
+    TensorBoard (made in a process of their own as training goes on)."""
     from train.aside import ExactAside
+
+    monkeypatch.setitem(P.PRESETS, "ppo-421-3p", replace(small3, exact_aside=True))
 
     sent = []
     submit = ExactAside.submit
@@ -163,7 +184,7 @@ def test_exact_evaluations_made_aside_are_the_ones_the_run_makes_itself(small3, 
     # the figures come back only at the end, as from tables slower than the run's points
     done = ExactAside.done
     monkeypatch.setattr(ExactAside, "done", lambda self, wait=False, *args: done(self, True, *args) if wait else [])
-    for name, extra in (("here", ()), ("aside", ("--exact-aside",))):
+    for name, extra in (("here", ("--no-exact-aside",)), ("aside", ())):
         assert train_main(argv(tmp_path, name, 10240, "--exact-every", "4096", *extra)) == 0
     assert len(sent) == 2  # the aside run's two exact points during training, sampled ones between
     here, aside = (json.loads((tmp_path / "ck" / f"{n}.json").read_text()) for n in ("here", "aside"))

@@ -132,10 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--exact-aside",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         help="at a table of more than two players: make the exact evaluations in a second process, "
         "on a spare core, while training goes on (their figures reach TensorBoard and the "
-        "metadata once done; the run is the same)",
+        "metadata once done; the run is the same); default: the preset's (aside: "
+        + (", ".join(name for name, p in PRESETS.items() if p.exact_aside) or "none")
+        + ")",
     )
     parser.add_argument("--no-early-stop", action="store_true", help="train all --timesteps even once exactly optimal")
     parser.add_argument(

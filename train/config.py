@@ -24,10 +24,15 @@ class RunConfig:
     overwrite: bool = False  # replace an existing run of this name
     eval_every: int | None = None
     exact_every: int | None = None  # None: the preset's (tables of more than two players)
-    exact_aside: bool = False  # those exact evaluations in a process of their own (train.aside)
+    exact_aside: bool | None = None  # those in a process of their own (train.aside); None: the preset's
     stop_when_optimal: bool = True
     progress_bar: bool = True
     torch_threads: int | None = None  # None: the preset's, or the saved run's when resuming
     # called with the figures of each evaluation during training, once its checkpoint is
     # saved (python -m train sweep reports the exact gap to Ray Tune with it)
     on_eval: Callable[[dict[str, Any]], None] | None = None
+
+    @property
+    def exact_aside_on(self) -> bool:
+        """Whether the exact evaluations are made aside: ``exact_aside``, else the preset's."""
+        return self.preset.exact_aside if self.exact_aside is None else self.exact_aside

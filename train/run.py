@@ -92,7 +92,7 @@ class ExactEvalCallback(BaseCallback):
         # evaluate the starting policy too; a resumed run keeps its schedule
         last = self.history[-1]["timesteps"] if self.history else None
         self.next_eval = self.num_timesteps if last is None else max(self.num_timesteps, last + self.every)
-        if self.config.exact_aside and self.config.preset.n_players > 2 and self.exact_every is not None:
+        if self.config.exact_aside_on and self.config.preset.n_players > 2 and self.exact_every is not None:
             self.aside = ExactAside(self.config)
 
     def finish(self, cancel: bool = False, stopping: Callable[[], bool] = lambda: False) -> None:
@@ -499,8 +499,8 @@ def continue_command(config: RunConfig) -> str:
         parts += ["--eval-every", str(config.eval_every)]
     if config.exact_every is not None:
         parts += ["--exact-every", str(config.exact_every)]
-    if config.exact_aside:
-        parts.append("--exact-aside")
+    if config.exact_aside is not None and config.exact_aside != preset.exact_aside:
+        parts.append("--exact-aside" if config.exact_aside else "--no-exact-aside")
     if config.torch_threads != preset.threads:
         parts += ["--threads", str(config.torch_threads)]
     if preset.stop_when_optimal and not config.stop_when_optimal:

@@ -84,12 +84,13 @@ PRESETS = [
         snapshots=4,
         snapshot_share=0.35,
         snapshot_every=1_000_000,
-        # sampled every 1 M steps, exact every 5 M (the shipped run's schedule): an exact point
-        # is the network's table at its 4.9e7 decisions (139 s for the shipped network, 204 s
-        # for an untrained one: python -m games.dice421.exactn --time-network) and two best
-        # replies, about 2.5 to 4 min; every 1 M steps (--exact-every 1000000) they would add
-        # about 45 min to a 20 M-step run, unless made aside (--exact-aside)
+        # exact every 1 M steps, as the two-player runs: an exact point is the network's table
+        # at its 4.9e7 decisions (139 s for the shipped network, 204 s for an untrained one:
+        # python -m games.dice421.exactn --time-network) and two best replies, about 2.5 to
+        # 4 min, made aside on the second core while training goes on one (the run is the
+        # same; --no-exact-aside makes them in the run, adding about 45 min to it)
         eval_every=1_000_000,
-        exact_every=5_000_000,
+        exact_every=1_000_000,
+        exact_aside=True,
     ),
 ]
