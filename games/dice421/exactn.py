@@ -734,7 +734,7 @@ class _SummedFirstLayer:
                 # cost more than asking the rows it settled (docs/training.md)
                 at = torch.as_tensor(open_)
                 rows = [x.index_select(0, at) for x in late]
-                open_ = open_[self._unsettled(masked[open_], rows, self.last_tanh, units_late)]
+                open_ = open_[self._unsettled(masked[open_], rows, units_late)]
                 close_rows.append(first * N_HANDS + open_)
         close = np.concatenate(close_rows) if close_rows else np.empty(0, dtype=np.int64)
         if len(close):
@@ -756,19 +756,20 @@ class _SummedFirstLayer:
                 e = e + 2 * TANH_ERROR
         return (e * self.SLACK).float()
 
-    def _unsettled(self, masked: np.ndarray, inputs: list, start: int, e) -> np.ndarray:
+    def _unsettled(self, masked: np.ndarray, inputs: list, e) -> np.ndarray:
         """Which of these rows (their masked logits, ours) the network might play otherwise,
-        by a bound of each row's own: ``e`` the error at the input of layer ``start`` of
-        ``rest`` (a vector for every row), carried through the later layers at the row's own
-        values (``inputs``: each later layer's).  A tanh at ``a`` (ours) with error ``e`` moves by at most
-        ``sech²(max(|a| - e, 0)) e`` (tanh's slope falls away from 0) plus its rounding;
+        by a bound of each row's own: ``e`` the error at the input of the last tanh (a
+        vector for every row), carried through it and the layers after it at the row's own
+        values (``inputs``: each of those layers' input).  A tanh at ``a`` (ours) with error
+        ``e`` moves by at most ``sech²(max(|a| - e, 0)) e`` (tanh's slope falls away from 0)
+        plus its rounding;
         a Linear's error is ``|W| e`` plus both sides' rounding of their sums
         (``γ (|W| (2|x| + e) + 2|b|)``, ``x`` ours), one product: ``|W| ((1 + γ) e + 2γ|x|)``.
         The bounds are worked out in float32, non-negative sums each within ``γ`` of its
         exact value: ``SLACK`` covers them."""
         torch = self.torch
         e = e.expand(len(masked), -1)
-        for layer, x in zip(self.rest[start:], inputs):
+        for layer, x in zip(self.rest[self.last_tanh :], inputs):
             if isinstance(layer, torch.nn.Linear):
                 w_abs, b_abs = self._abs(layer)
                 g = _gamma(layer.in_features + 1)
