@@ -184,3 +184,32 @@ def test_a_games_peer_is_timed_by_the_bench_clock(monkeypatch):
     assert notes["decisions_per_game"] == pytest.approx(3, rel=1e-2) and notes["nodes_per_game"] == pytest.approx(
         6, rel=1e-2
     )
+
+
+def test_a_presets_training_reports_its_share_of_time_in_ppo_updates(monkeypatch):
+    """train_preset's share: the time inside the model's updates over the whole of learn(),
+    on a clock that moves on 3 s for each update and 1 s for each rollout collected."""
+    from train.fast import BatchedMaskablePPO
+
+    clock = types.SimpleNamespace(now=0.0, updates=0, rollouts=0)
+    monkeypatch.setattr(bench, "time", types.SimpleNamespace(perf_counter=lambda: clock.now))
+    update, collect = BatchedMaskablePPO.train, BatchedMaskablePPO.collect_rollouts
+
+    def slow_update(self):
+        clock.now += 3.0
+        clock.updates += 1
+        return update(self)
+
+    def slow_collect(self, *args, **kwargs):
+        clock.now += 1.0
+        clock.rollouts += 1
+        return collect(self, *args, **kwargs)
+
+    monkeypatch.setattr(BatchedMaskablePPO, "train", slow_update)
+    monkeypatch.setattr(BatchedMaskablePPO, "collect_rollouts", slow_collect)
+    preset = bench.PLAN.trainings[0][0]
+    rate, notes = bench.train_preset(preset, 1)  # one rollout, one update
+    assert (clock.updates, clock.rollouts) == (1, 1)
+    assert notes[bench.UPDATE_SHARE] == 0.75
+    lines = bench.summary_lines({}, {f"train {preset} preset (batched)": notes})
+    assert f"{preset} training: 75% of its time in PPO updates, 25% in rollouts" in lines

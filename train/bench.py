@@ -144,7 +144,13 @@ def peer(measure: Callable[[float, Callable], Any], seconds: float):
 
 
 # --- training throughput --------------------------------------------------------
-def train_preset(preset_name: str, timesteps: int) -> float:
+UPDATE_SHARE = "share of the time in PPO updates"  # train_preset's note
+
+
+def train_preset(preset_name: str, timesteps: int) -> tuple[float, dict[str, float]]:
+    """The preset's training steps per second on one thread, and the share of that time
+    spent in PPO's updates (``model.train``) rather than in collecting rollouts: which of
+    the two a faster network or a faster env would cut."""
     from pathlib import Path
     from tempfile import TemporaryDirectory
 
@@ -157,9 +163,19 @@ def train_preset(preset_name: str, timesteps: int) -> float:
     with TemporaryDirectory() as tmp:
         config = RunConfig(preset, timesteps, 0, preset.n_envs, Path(tmp), Path(tmp), "bench")
         model = build_model(config, make_env(config))
+        updating = [0.0]
+        update = model.train
+
+        def timed_update() -> None:
+            began = time.perf_counter()
+            update()
+            updating[0] += time.perf_counter() - began
+
+        model.train = timed_update
         start = time.perf_counter()
         model.learn(timesteps)
-        return model.num_timesteps / (time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        return model.num_timesteps / seconds, {UPDATE_SHARE: updating[0] / seconds}
 
 
 def train_plain(game: str, bot: str, timesteps: int) -> float:
@@ -287,6 +303,9 @@ def summary_lines(results: dict[str, Any], notes: dict[str, dict]) -> list[str]:
             lines.append(
                 f"training throughput, {preset} preset / plain MaskablePPO: {results[mine] / results[plain]:.1f}x"
             )
+        if UPDATE_SHARE in notes.get(mine, {}):
+            share = notes[mine][UPDATE_SHARE]
+            lines.append(f"{preset} training: {share:.0%} of its time in PPO updates, {1 - share:.0%} in rollouts")
     return lines
 
 

@@ -38,3 +38,5 @@ ENVS = (
     ("421", ("Dice421-v0, vs optimal", single_env), ("Vec421Env", batched_env)),
     ("421 3p", ("Dice421-v0, vs greedy421", three_single_env), ("Vec421NEnv", three_batched_env)),
 )
+# the preset the bench trains, and the bot a plain MaskablePPO on 8 single envs trains against
+TRAINING = ("ppo-421", "optimal")
