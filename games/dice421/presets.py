@@ -88,7 +88,7 @@ PRESETS = [
         # at its 4.9e7 decisions (139 s for the shipped network, 204 s for an untrained one:
         # python -m games.dice421.exactn --time-network) and two best replies, about 2.5 to
         # 4 min, made aside on the second core while training goes on one (the run is the
-        # same; --no-exact-aside makes them in the run, adding about 45 min to it)
+        # same; --no-exact-aside makes them in the run, adding about 50 min to it)
         eval_every=1_000_000,
         exact_every=1_000_000,
         exact_aside=True,
