@@ -304,7 +304,7 @@ def test_plot_draws_both_shipped_runs_and_never_overwrites_by_default(tmp_path, 
     printed = capsys.readouterr().out.splitlines()
     assert printed[2:] == [
         "ppo-420 (420, mean of seats)               1   0.72 M        0",
-        "ppo-421 (421, whole game)                  1  16.01 M    0.175",
+        f"ppo-421 (421, whole game)                  1  16.01 M{meta['exact']['gap_pp']:>9.3g}",
         "wrote gap-vs-time.png",
     ]
     assert plot.main(both) == 2
