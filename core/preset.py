@@ -72,3 +72,22 @@ class Preset:
     @property
     def n_players(self) -> int:
         return int(self.env.get("n_players", 2))
+
+    def learning(self) -> dict[str, Any]:
+        """The settings that shape what a run learns, besides the network (``policy``), the
+        game (``env``) and ``opponent``: a checkpoint records them (``training`` in its
+        metadata), and ``--resume`` refuses a preset that has changed them since."""
+        return {name: getattr(self, name) for name in LEARNING_FIELDS}
+
+
+LEARNING_FIELDS = (
+    "ppo",
+    "lr_final",
+    "gae_lambda_final",
+    "gae_lambda_steps",
+    "ent_coef_final",
+    "pool",
+    "snapshots",
+    "snapshot_share",
+    "snapshot_every",
+)

@@ -29,6 +29,7 @@ from games.dice420 import game as g
 from core.dice import RandomDice
 from train import checkpoint
 from train.__main__ import main as train_main
+from train.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -535,6 +536,23 @@ def test_resume_refuses_another_preset_or_seed(saved, tmp_path, capsys):
     assert "--seed 1" in one_line(capsys.readouterr().err)
 
 
+def test_a_run_records_its_learning_settings_and_resume_refuses_changed_ones(saved, tmp_path, capsys):
+    root = copy_run(saved, tmp_path)
+    meta_path = root / "ck" / "r.json"
+    meta = json.loads(meta_path.read_text())
+    preset = PRESETS["ppo-420"]
+    assert meta["training"] == json.loads(json.dumps({"timesteps": 4096, **preset.learning()}))
+    assert meta["training"]["ppo"]["learning_rate"] == preset.ppo["learning_rate"]
+    meta["training"]["ppo"]["ent_coef"] = 0.5  # as if the preset had changed since
+    meta_path.write_text(json.dumps(meta))
+    assert train_main(argv(root, "r", "--resume", timesteps=8192)) == 2
+    err = one_line(capsys.readouterr().err)
+    assert "r.json: ppo was" in err and "'ent_coef': 0.5" in err and "preset ppo-420 now has" in err
+    del meta["training"]  # a run saved before the settings were recorded resumes
+    meta_path.write_text(json.dumps(meta))
+    assert train_main(argv(root, "r", "--resume", timesteps=8192)) == 0
+
+
 # --- 6. the loader checks what it reads ------------------------------------------------------
 
 
@@ -551,6 +569,19 @@ def bad_copy(saved: Path, tmp_path: Path, name: str, policy=None, weights=None) 
         weights(state)
     torch.save(state, tmp_path / f"{name}.pt")
     return tmp_path / f"{name}.pt"
+
+
+def test_each_shipped_bot_can_be_trained_again_from_its_preset():
+    """A shipped bot's preset still has every setting its run was trained with: a preset
+    changed since must pin the old values for that preset, or the bot be trained again."""
+    shipped = sorted(CHECKPOINT_DIR.glob("ppo-*.json"))
+    assert {path.stem for path in shipped} >= {"ppo-420", "ppo-421", "ppo-421-3p", "ppo-pig"}
+    for path in shipped:
+        meta = json.loads(path.read_text())
+        preset = PRESETS[meta["preset"]]
+        saved = (meta["game"], meta["policy"], meta["env"], meta["opponent"], meta["n_envs"], meta.get("threads", 1))
+        assert saved == (preset.game, preset.policy, preset.env, preset.opponent, preset.n_envs, preset.threads), path
+        assert meta["training"] == json.loads(json.dumps({"timesteps": preset.timesteps, **preset.learning()})), path
 
 
 def test_the_shipped_checkpoints_load(saved, tmp_path):

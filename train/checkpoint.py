@@ -37,6 +37,7 @@ saves never pass the SHA-256 checks together.
 from __future__ import annotations
 
 import fcntl
+import json
 import math
 import os
 import random
@@ -406,6 +407,18 @@ def read_saved_meta(folder: Path, name: str, preset) -> dict[str, Any]:
         )
     if meta.get("env", {}) != preset.env:
         raise RunError(f"--resume: {where}: env is {meta.get('env')!r}, but preset {preset.name} plays {preset.env!r}")
+    saved = meta.get("training")  # runs saved before it was recorded have none
+    if saved is not None:
+        now = json.loads(json_bytes(preset.learning()))  # as saved: tuples become lists
+        if not isinstance(saved, dict):
+            raise RunError(f"--resume: {where}: training is {str(saved)[:80]!r}, not an object of settings")
+        changed = [key for key in now if saved.get(key) != now[key]]
+        if changed:
+            key = changed[0]
+            raise RunError(
+                f"--resume: {where}: {key} was {saved.get(key)!r}, preset {preset.name} now has {now[key]!r} "
+                "(a run continues only with the settings it was trained with)"
+            )
     seed = meta.get("seed")
     if isinstance(seed, bool) or not isinstance(seed, int) or abs(seed) >= 2**32:
         raise RunError(f"--resume: {where}: seed is {seed!r}, not a 32-bit whole number")

@@ -226,6 +226,9 @@ def save_run(
         "policy": config.preset.policy,
         "env": config.preset.env,
         "threads": config.torch_threads,
+        # the steps asked (the schedules run over them) and the settings that shape learning:
+        # enough, with the above, to train this run again from its preset
+        "training": {"timesteps": config.timesteps, **config.preset.learning()},
         "versions": versions(),
     }
     wall = float((figures or {}).get("wall_seconds", 0.0))
