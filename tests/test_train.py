@@ -251,6 +251,41 @@ def test_ctrl_c_saves_the_run_and_resume_continues_it(tmp_path, monkeypatch, cap
     assert json.loads((tmp_path / "cut.json").read_text())["timesteps"] >= 8192
 
 
+def test_an_interrupted_run_is_saved_before_its_final_evaluation(tmp_path, monkeypatch, capsys):
+    # A run killed outright (SIGKILL) during its final evaluation, minutes long at a table of
+    # three, keeps every step: the files as they are when that evaluation starts resume.
+    import train.run as run
+
+    original_step, original_evaluate = run.ExactEvalCallback._on_step, run.evaluate
+
+    def interrupted(self):
+        if self.num_timesteps >= 2048:
+            raise KeyboardInterrupt
+        return original_step(self)
+
+    def evaluate(config, agent, final=False, exact_now=False):
+        if final:  # what a kill now would leave
+            (tmp_path / "killed").mkdir()
+            for suffix in (".pt", ".json", ".state"):
+                shutil.copy(tmp_path / "ck" / f"cut{suffix}", tmp_path / "killed")
+        return original_evaluate(config, agent, final=final, exact_now=exact_now)
+
+    monkeypatch.setattr(run.ExactEvalCallback, "_on_step", interrupted)
+    monkeypatch.setattr(run, "evaluate", evaluate)
+    args = ["ppo-420", "--timesteps", "8192", "--n-envs", "32", "--eval-every", "100000", "--seed", "3"]
+    args += ["--logdir", str(tmp_path / "runs"), "--no-progress-bar"]
+    assert train_main([*args, "--checkpoint-dir", str(tmp_path / "ck"), "--name", "cut"]) == 130
+    final = json.loads((tmp_path / "ck" / "cut.json").read_text())
+    killed = json.loads((tmp_path / "killed" / "cut.json").read_text())
+    assert killed["timesteps"] == final["timesteps"] >= 2048 and killed["eval_history"] == final["eval_history"]
+    assert "vs_optimal_red" in final["exact"] and "vs_optimal_red" not in killed["exact"]
+    monkeypatch.setattr(run.ExactEvalCallback, "_on_step", original_step)
+    monkeypatch.setattr(run, "evaluate", original_evaluate)
+    capsys.readouterr()
+    assert train_main([*args, "--checkpoint-dir", str(tmp_path / "killed"), "--name", "cut", "--resume"]) == 0
+    assert f"killed/cut at {final['timesteps']} steps" in capsys.readouterr().out
+
+
 def test_a_run_stops_right_after_the_update_that_makes_it_optimal(tmp_path):
     # The per-update check (solver420.suboptimal_choices), not a scheduled evaluation, stops the
     # run: the shipped (exactly optimal) weights are put in at the end of the first rollout, the

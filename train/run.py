@@ -10,9 +10,10 @@ a resumed run reads as one run.
 
 Ctrl-C (SIGINT), and SIGTERM under ``python -m train`` (whose entry point turns
 it into the same ``KeyboardInterrupt``, ``core.cli``), stop the training where it
-is: the run is evaluated and saved as at its end, and its summary says it was
-``interrupted``.  A signal during a save, or during that last evaluation and
-save, waits for it (:class:`core.cli.SignalsHeld`).
+is: the run is saved, evaluated and saved again with its figures, as at its end, and its
+summary says it was ``interrupted``.  A signal during a save, or during that last
+evaluation and save, waits for it (:class:`core.cli.SignalsHeld`); the first save
+keeps the steps of a run killed outright during the evaluation.
 """
 
 from __future__ import annotations
@@ -460,8 +461,12 @@ def _train(config: RunConfig, meta: dict[str, Any] | None, release=lambda: None)
         if last.get("timesteps") == model.num_timesteps and "table_own_regret_pp" in last:
             final = dict(last)  # the last evaluation was exact, of this very network
         else:
+            # saved first: at a table of more players the final evaluation takes minutes, and
+            # a run killed during it (a second signal waits for it, SIGKILL does not) keeps
+            # every step; the save after it adds the final figures
+            save_run(model, config, {"wall_seconds": wall}, callback.history, self_play)
             if config.preset.n_players > 2:
-                print(f"exact evaluation at the tables of {config.preset.n_players} players")
+                print(f"saved; exact evaluation at the tables of {config.preset.n_players} players", flush=True)
             final = evaluate(config, PPOAgent.from_model(model, config.preset.game), final=True)
         final.update(timesteps=int(model.num_timesteps), wall_seconds=wall)
         if remaining > 0 and last.get("timesteps") != model.num_timesteps:
