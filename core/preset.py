@@ -4,7 +4,7 @@ its folder (``GameSpec.presets``); ``train.presets`` gathers them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 
@@ -78,6 +78,16 @@ class Preset:
         game (``env``) and ``opponent``: a checkpoint records them (``training`` in its
         metadata), and ``--resume`` refuses a preset that has changed them since."""
         return {name: getattr(self, name) for name in LEARNING_FIELDS}
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """The default of each setting of :meth:`learning` (what a run saved before the
+        setting existed was trained with)."""
+        found = {f.name: f for f in fields(cls)}
+        return {
+            name: found[name].default_factory() if found[name].default is MISSING else found[name].default
+            for name in LEARNING_FIELDS
+        }
 
 
 LEARNING_FIELDS = (

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -547,7 +548,15 @@ def test_a_run_records_its_learning_settings_and_resume_refuses_changed_ones(sav
     meta_path.write_text(json.dumps(meta))
     assert train_main(argv(root, "r", "--resume", timesteps=8192)) == 2
     err = one_line(capsys.readouterr().err)
-    assert "r.json: ppo was" in err and "'ent_coef': 0.5" in err and "preset ppo-420 now has" in err
+    now = preset.ppo["ent_coef"]
+    assert f"r.json: ppo.ent_coef was 0.5, preset ppo-420 now has {now!r};" in err and "--overwrite" in err
+    meta["training"]["ppo"]["ent_coef"] = now
+    del meta["training"]["snapshots"]  # saved before the setting existed: it had its default, 0
+    meta_path.write_text(json.dumps(meta))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(PRESETS, "ppo-420", replace(preset, snapshots=2))
+        assert train_main(argv(root, "r", "--resume", timesteps=8192)) == 2
+        assert "r.json: snapshots was 0, preset ppo-420 now has 2;" in one_line(capsys.readouterr().err)
     del meta["training"]  # a run saved before the settings were recorded resumes
     meta_path.write_text(json.dumps(meta))
     assert train_main(argv(root, "r", "--resume", timesteps=8192)) == 0
@@ -569,6 +578,11 @@ def bad_copy(saved: Path, tmp_path: Path, name: str, policy=None, weights=None) 
         weights(state)
     torch.save(state, tmp_path / f"{name}.pt")
     return tmp_path / f"{name}.pt"
+
+
+def test_every_presets_settings_can_be_recorded():
+    for preset in PRESETS.values():
+        assert json.loads(json.dumps(preset.learning(), allow_nan=False)).keys() == preset.learning().keys()
 
 
 def test_each_shipped_bot_can_be_trained_again_from_its_preset():

@@ -184,10 +184,22 @@ def test_exact_evaluations_made_aside_are_the_ones_the_run_makes_itself(small3, 
     # the figures come back only at the end, as from tables slower than the run's points
     done = ExactAside.done
     monkeypatch.setattr(ExactAside, "done", lambda self, wait=False, *args: done(self, True, *args) if wait else [])
+    import train.run as run
+
+    saved_at_wait = []  # the steps saved when the end starts waiting for points aside
+    finish = run.ExactEvalCallback.finish
+
+    def finishing(self, cancel=False, stopping=lambda: False):
+        if not cancel and self.aside is not None and self.aside.pending:
+            saved_at_wait.append(json.loads((tmp_path / "ck" / f"{self.config.name}.json").read_text())["timesteps"])
+        return finish(self, cancel, stopping)
+
+    monkeypatch.setattr(run.ExactEvalCallback, "finish", finishing)
     for name, extra in (("here", ("--no-exact-aside",)), ("aside", ())):
         assert train_main(argv(tmp_path, name, 10240, "--exact-every", "4096", *extra)) == 0
     assert len(sent) == 2  # the aside run's two exact points during training, sampled ones between
     here, aside = (json.loads((tmp_path / "ck" / f"{n}.json").read_text()) for n in ("here", "aside"))
+    assert saved_at_wait == [aside["timesteps"]]  # a run killed while it waits keeps every step
 
     def points(meta):
         return [{k: v for k, v in h.items() if k != "wall_seconds"} for h in meta["eval_history"]]

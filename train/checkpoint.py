@@ -70,6 +70,7 @@ from agents.ppo_agent import (
     weights_limit,
     write_temporary,
 )
+from core.preset import Preset
 
 STATE_FORMAT = "dice-arena-train-state"
 STATE_VERSION = 1
@@ -378,6 +379,25 @@ def _history(value: Any, meta_path: Path, steps: int) -> list[dict[str, Any]]:
     return history
 
 
+_UNSET = object()
+
+
+def _first_change(saved: Any, now: Any, name: str) -> tuple[str, Any, Any] | None:
+    """The first setting (``a.b`` for nested ones) whose value differs between ``saved`` and
+    ``now``, with both values, or None."""
+    if isinstance(saved, dict) and isinstance(now, dict):
+        for key in [*now, *(k for k in saved if k not in now)]:
+            found = _first_change(saved.get(key, _UNSET), now.get(key, _UNSET), f"{name}.{key}" if name else key)
+            if found is not None:
+                return found
+        return None
+    return None if saved == now else (name, saved, now)
+
+
+def _shown(value: Any) -> str:
+    return "unset" if value is _UNSET else repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+
+
 def read_saved_meta(folder: Path, name: str, preset) -> dict[str, Any]:
     """The metadata of the run to resume, checked against ``preset`` (before anything is built)."""
     files = run_files(folder, name)
@@ -409,15 +429,18 @@ def read_saved_meta(folder: Path, name: str, preset) -> dict[str, Any]:
         raise RunError(f"--resume: {where}: env is {meta.get('env')!r}, but preset {preset.name} plays {preset.env!r}")
     saved = meta.get("training")  # runs saved before it was recorded have none
     if saved is not None:
-        now = json.loads(json_bytes(preset.learning()))  # as saved: tuples become lists
         if not isinstance(saved, dict):
-            raise RunError(f"--resume: {where}: training is {str(saved)[:80]!r}, not an object of settings")
-        changed = [key for key in now if saved.get(key) != now[key]]
-        if changed:
-            key = changed[0]
+            raise RunError(f"--resume: {where}: training is {_shown(saved)}, not an object of settings")
+        now = json.loads(json_bytes(preset.learning()))  # as saved: tuples become lists
+        # a setting added to Preset.learning() since the run was saved: its default then
+        known = {**json.loads(json_bytes(Preset.defaults())), **saved}
+        change = _first_change({key: known[key] for key in now}, now, "")
+        if change is not None:
+            name, was, has = change
             raise RunError(
-                f"--resume: {where}: {key} was {saved.get(key)!r}, preset {preset.name} now has {now[key]!r} "
-                "(a run continues only with the settings it was trained with)"
+                f"--resume: {where}: {name} was {_shown(was)}, preset {preset.name} now has {_shown(has)}; a run "
+                "continues only with the settings it was trained with: put that value back in the preset, or start "
+                "afresh with --overwrite or another --name"
             )
     seed = meta.get("seed")
     if isinstance(seed, bool) or not isinstance(seed, int) or abs(seed) >= 2**32:

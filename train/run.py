@@ -31,7 +31,7 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList, Progr
 
 import agents
 import games
-from agents.ppo_agent import PPOAgent, policy_class_from, policy_kwargs_from
+from agents.ppo_agent import PPOAgent, json_bytes, policy_class_from, policy_kwargs_from
 from core.cli import SignalsHeld, signal_label, stop_signal, stop_signals_done
 from train import checkpoint
 from train.checkpoint import RunError
@@ -345,6 +345,12 @@ def prepare(config: RunConfig) -> tuple[RunConfig, dict[str, Any] | None]:
     config with its seed settled and the saved metadata when resuming.  Call it
     holding the run's lock."""
     spec = games.get(config.preset.game)
+    try:
+        json_bytes(config.preset.learning())  # what the run's metadata records, at every save
+    except (TypeError, ValueError) as e:
+        raise RunError(
+            f"preset {config.preset.name}: a setting cannot be saved in a checkpoint's metadata: {e}"
+        ) from None
     missing = [
         what
         for what, offered in (
@@ -453,7 +459,11 @@ def _train(config: RunConfig, meta: dict[str, Any] | None, release=lambda: None)
             finally:
                 if bar is not None:
                     bar.close()  # before anything else is printed: the bar is not drawn again after the summary
-                callback.finish(cancel=not learned or held.caught is not None, stopping=lambda: held.caught is not None)
+                cancel = not learned or held.caught is not None
+                if not cancel and callback.aside is not None and callback.aside.pending:
+                    # saved first: the exact points still being made aside can take minutes
+                    save_run(model, config, {"wall_seconds": time.time() - started}, callback.history, self_play)
+                callback.finish(cancel=cancel, stopping=lambda: held.caught is not None)
         if interrupted:
             print(f"\ninterrupted at {model.num_timesteps} steps ({signal_label(stop_signal())}); saving", flush=True)
         wall = time.time() - started
