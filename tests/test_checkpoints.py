@@ -24,7 +24,7 @@ import pytest
 import torch
 
 from agents import CHECKPOINT_DIR, make_agent
-from agents.ppo_agent import CheckpointError, PPOAgent
+from agents.ppo_agent import CheckpointError, PPOAgent, json_bytes
 from games.dice420 import codec as codec420
 from games.dice420 import game as g
 from core.dice import RandomDice
@@ -582,7 +582,15 @@ def bad_copy(saved: Path, tmp_path: Path, name: str, policy=None, weights=None) 
 
 def test_every_presets_settings_can_be_recorded():
     for preset in PRESETS.values():
-        assert json.loads(json.dumps(preset.learning(), allow_nan=False)).keys() == preset.learning().keys()
+        json_bytes(preset.learning())  # what every save writes: no NaN, nothing but JSON's types
+
+
+def test_a_preset_whose_settings_cannot_be_recorded_is_refused_before_training(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(PRESETS, "ppo-420", replace(PRESETS["ppo-420"], lr_final=float("nan")))
+    assert train_main(argv(tmp_path, "nan")) == 2
+    err = one_line(capsys.readouterr().err)
+    assert "preset ppo-420: a setting cannot be saved in a checkpoint's metadata" in err
+    assert not (tmp_path / "ck" / "nan.json").exists()
 
 
 def test_each_shipped_bot_can_be_trained_again_from_its_preset():

@@ -10,8 +10,9 @@ a resumed run reads as one run.
 
 Ctrl-C (SIGINT), and SIGTERM under ``python -m train`` (whose entry point turns
 it into the same ``KeyboardInterrupt``, ``core.cli``), stop the training where it
-is: the run is saved, evaluated and saved again with its figures, as at its end, and its
-summary says it was ``interrupted``.  A signal during a save, or during that last
+is: the run is saved, evaluated and saved again with its figures (once, if its last
+evaluation was exact at that step), as at its end, and its summary says it was
+``interrupted``.  A signal during a save, or during that last
 evaluation and save, waits for it (:class:`core.cli.SignalsHeld`); the first save
 keeps the steps of a run killed outright during the evaluation.
 """
@@ -460,10 +461,15 @@ def _train(config: RunConfig, meta: dict[str, Any] | None, release=lambda: None)
                 if bar is not None:
                     bar.close()  # before anything else is printed: the bar is not drawn again after the summary
                 cancel = not learned or held.caught is not None
-                if not cancel and callback.aside is not None and callback.aside.pending:
-                    # saved first: the exact points still being made aside can take minutes
-                    save_run(model, config, {"wall_seconds": time.time() - started}, callback.history, self_play)
-                callback.finish(cancel=cancel, stopping=lambda: held.caught is not None)
+                try:
+                    if not cancel and callback.aside is not None and callback.aside.pending:
+                        # saved first: the exact points still being made aside can take minutes
+                        save_run(model, config, {"wall_seconds": time.time() - started}, callback.history, self_play)
+                except BaseException:
+                    cancel = True  # a save that failed: the points aside are not waited for
+                    raise
+                finally:
+                    callback.finish(cancel=cancel, stopping=lambda: held.caught is not None)
         if interrupted:
             print(f"\ninterrupted at {model.num_timesteps} steps ({signal_label(stop_signal())}); saving", flush=True)
         wall = time.time() - started
