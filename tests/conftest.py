@@ -18,6 +18,7 @@ programs the tests start inherit the environment variables.
 from __future__ import annotations
 
 import os
+import time
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -71,8 +72,17 @@ def postgres_database():
     try:
         yield urlunsplit(parts._replace(path="/" + name))
     finally:
-        with psycopg.connect(url, autocommit=True, connect_timeout=10) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        # FORCE ends the test's connections left open; a role without pg_signal_backend
+        # (.ci/run grants it) may not end an autovacuum worker there: it is gone in a moment
+        for attempt in range(20):
+            try:
+                with psycopg.connect(url, autocommit=True, connect_timeout=10) as admin:
+                    admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                break
+            except psycopg.errors.InsufficientPrivilege:
+                if attempt == 19:
+                    raise
+                time.sleep(0.25)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
