@@ -444,6 +444,11 @@ def _train(config: RunConfig, meta: dict[str, Any] | None, release=lambda: None)
     held = SignalsHeld(
         reraise=False, message="still evaluating and saving the run; it ends once the checkpoint is written"
     )
+
+    def save_progress() -> None:
+        """The run as it is, without final figures: saved before a wait of minutes."""
+        save_run(model, config, {"wall_seconds": time.time() - started}, callback.history, self_play)
+
     with held:  # from here to the end a signal waits (it stops the run all the same)
         if remaining > 0:
             try:
@@ -464,7 +469,7 @@ def _train(config: RunConfig, meta: dict[str, Any] | None, release=lambda: None)
                 try:
                     if not cancel and callback.aside is not None and callback.aside.pending:
                         # saved first: the exact points still being made aside can take minutes
-                        save_run(model, config, {"wall_seconds": time.time() - started}, callback.history, self_play)
+                        save_progress()
                 except BaseException:
                     cancel = True  # a save that failed: the points aside are not waited for
                     raise
@@ -480,7 +485,7 @@ def _train(config: RunConfig, meta: dict[str, Any] | None, release=lambda: None)
             # saved first: at a table of more players the final evaluation takes minutes, and
             # a run killed during it (a second signal waits for it, SIGKILL does not) keeps
             # every step; the save after it adds the final figures
-            save_run(model, config, {"wall_seconds": wall}, callback.history, self_play)
+            save_progress()
             if config.preset.n_players > 2:
                 print(f"saved; exact evaluation at the tables of {config.preset.n_players} players", flush=True)
             final = evaluate(config, PPOAgent.from_model(model, config.preset.game), final=True)
