@@ -9,6 +9,7 @@ own extractors are in its folder and named by its spec (``GameSpec.features``).
 
 from __future__ import annotations
 
+from functools import partial
 import gymnasium as gym
 import numpy as np
 import torch
@@ -160,6 +161,12 @@ class FastMlpPolicy(MaskableActorCriticPolicy):
         return actions.squeeze(-1), values, log_probs.gather(-1, actions).squeeze(-1)
 
     def evaluate_actions(self, obs: torch.Tensor, actions: torch.Tensor, action_masks=None):
+        values, inverse, chosen, entropy = self._evaluated(obs, actions, action_masks)
+        return values[inverse], chosen, entropy
+
+    def _evaluated(self, obs: torch.Tensor, actions: torch.Tensor, action_masks=None):
+        """(the critic's output at each distinct observation, each sample's row there, the
+        log-probability of each sample's action, each sample's entropy)."""
         distinct, inverse, first = self.distinct_rows(obs)
         logits, values = self.logits_and_values(distinct)
         masks = row_masks = None
@@ -175,7 +182,59 @@ class FastMlpPolicy(MaskableActorCriticPolicy):
         if mask is not None:
             p_log_p = torch.where(mask, p_log_p, 0.0)
         chosen = log_probs[rows, actions.long().reshape(-1)]
-        return values[inverse], chosen, -p_log_p.sum(dim=-1)[rows]
+        return values, inverse, chosen, -p_log_p.sum(dim=-1)[rows]
+
+
+class QMlpPolicy(FastMlpPolicy):
+    """``FastMlpPolicy`` whose critic gives an action value Q(s, a) for every action (its
+    value head has one output per action) instead of one state value.
+
+    * A state's value is the policy's mean of them, ``V(s) = sum_a pi(a|s) Q(s, a)``, over
+      the legal actions (the masked policy): what GAE bootstraps with and subtracts.
+    * In the PPO update the critic's prediction for a sample is ``Q(s_t, a_t)``, the value
+      of the action taken, and its target is the same lambda-return as a state value's (the
+      return after taking a_t): PPO's own value loss, unchanged.
+    * Choosing actions in a rollout keeps the value of each action chosen (``chosen_q``),
+      so ``train.fast.BatchedMaskablePPO`` can take part of each advantage from the critic,
+      ``Q(s_t, a_t) - V(s_t)`` (``Preset.q_advantage``).  That part has none of the noise of
+      the dice that follow; GAE's part keeps the outcomes' say.
+
+    The actor (``action_net``, what an agent plays) is ``FastMlpPolicy``'s.  Without masks
+    (``predict_values``) a state's value is the mean over the unmasked policy."""
+
+    chosen_q: torch.Tensor | None = None
+
+    def _build(self, lr_schedule) -> None:
+        super()._build(lr_schedule)
+        self.value_net = torch.nn.Linear(self.mlp_extractor.latent_dim_vf, int(self.action_space.n))
+        if self.ortho_init:
+            self.value_net.apply(partial(self.init_weights, gain=1))  # as SB3 sets its value head
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+
+    def forward(self, obs: torch.Tensor, deterministic: bool = False, action_masks=None):
+        logits, q = self.logits_and_values(obs)
+        log_probs, mask = self._masked_log_probs(logits, action_masks)
+        probs = self._probs(log_probs, mask)
+        if deterministic:
+            actions = log_probs.argmax(dim=-1, keepdim=True)
+        else:
+            actions = torch.multinomial(probs, 1)
+        self.chosen_q = q.gather(-1, actions).squeeze(-1)
+        values = (probs * q).sum(-1, keepdim=True)
+        return actions.squeeze(-1), values, log_probs.gather(-1, actions).squeeze(-1)
+
+    def state_values(self, obs: torch.Tensor, action_masks=None) -> torch.Tensor:
+        """V(s) of each observation, the masked policy's mean of its action values, (N, 1)."""
+        logits, q = self.logits_and_values(obs)
+        log_probs, mask = self._masked_log_probs(logits, action_masks)
+        return (self._probs(log_probs, mask) * q).sum(-1, keepdim=True)
+
+    def predict_values(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.state_values(obs)
+
+    def evaluate_actions(self, obs: torch.Tensor, actions: torch.Tensor, action_masks=None):
+        q, inverse, chosen, entropy = self._evaluated(obs, actions, action_masks)
+        return q[inverse, actions.long().reshape(-1)].reshape(-1, 1), chosen, entropy
 
 
 class SplitMlpExtractor(MlpExtractor):
@@ -238,5 +297,6 @@ FEATURE_EXTRACTORS = {"OneHotInts": OneHotInts, "ThermometerInts": ThermometerIn
 POLICY_CLASSES = {
     "MlpPolicy": MaskableActorCriticPolicy,
     "FastMlpPolicy": FastMlpPolicy,
+    "QMlpPolicy": QMlpPolicy,
     "SplitMlpPolicy": SplitMlpPolicy,
 }

@@ -51,6 +51,11 @@ class Preset:
     gae_lambda_steps: int = 0
     # if set, the entropy coefficient falls linearly from ppo["ent_coef"] to this over the run
     ent_coef_final: float | None = None
+    # With an action-value critic (policy class ``QMlpPolicy``): the share of each step's
+    # advantage taken from the critic, Q(s, a) - V(s), instead of GAE's; moving linearly
+    # from ``q_advantage`` to ``q_advantage_final`` over the run (None: constant)
+    q_advantage: float = 0.0
+    q_advantage_final: float | None = None
     env: dict[str, Any] = field(default_factory=dict)  # game options (421: n_players, pot)
     # Self-play: each game draws its opponent from a pool of ``opponent``, the bots of
     # ``pool`` (name: share of the games) and ``snapshots`` frozen past versions of the
@@ -96,6 +101,8 @@ LEARNING_FIELDS = (
     "gae_lambda_final",
     "gae_lambda_steps",
     "ent_coef_final",
+    "q_advantage",
+    "q_advantage_final",
     "pool",
     "snapshots",
     "snapshot_share",

@@ -73,10 +73,18 @@ class BatchedMaskablePPO(MaskablePPO):
     ``gae_lambda_schedule``, if set, maps the steps done so far to the GAE lambda of the
     next rollout (the losses stay PPO's; only the advantage estimate's lambda moves), and
     ``ent_coef_schedule`` to the entropy coefficient of the update after it.
+
+    ``q_advantage_schedule``, if set, maps the steps done at the end of a rollout to the
+    share ``b`` of its advantages taken from an action-value critic
+    (``agents.features.QMlpPolicy``): each step's advantage is ``(1 - b)`` times GAE's plus
+    ``b`` times ``Q(s_t, a_t) - V(s_t)``, both from the rollout's own network.  The value
+    targets (GAE's lambda-returns) do not change.  A policy with such a critic also
+    bootstraps each rollout with the masked policy's ``V`` (``state_values``).
     """
 
     gae_lambda_schedule: Callable[[int], float] | None = None
     ent_coef_schedule: Callable[[int], float] | None = None
+    q_advantage_schedule: Callable[[int], float] | None = None
 
     def collect_rollouts(
         self,
@@ -103,6 +111,12 @@ class BatchedMaskablePPO(MaskablePPO):
         if use_masking and not is_masking_supported(env):
             raise ValueError("Environment does not support action masking. Consider using ActionMasker wrapper")
         all_masks = _batched_masks(env)
+        q_share = self.q_advantage_schedule
+        if q_share is not None and not hasattr(self.policy, "chosen_q"):
+            raise ValueError(
+                f"q_advantage needs a policy with an action-value critic (QMlpPolicy), not {type(self.policy).__name__}"
+            )
+        chosen_q = []  # Q(s_t, a_t) of each step, for q_share
 
         callback.on_rollout_start()
         while n_steps < n_rollout_steps:
@@ -112,6 +126,8 @@ class BatchedMaskablePPO(MaskablePPO):
                     action_masks = all_masks() if all_masks is not None else get_action_masks(env)
                 actions, values, log_probs = self.policy(obs_tensor, action_masks=action_masks)
             actions = actions.cpu().numpy()
+            if q_share is not None:
+                chosen_q.append(self.policy.chosen_q.cpu().numpy().copy())
             new_obs, rewards, dones, infos = env.step(actions)
             self.num_timesteps += env.num_envs
 
@@ -146,7 +162,17 @@ class BatchedMaskablePPO(MaskablePPO):
             self._last_episode_starts = dones
 
         with th.no_grad():
-            values = self.policy.predict_values(obs_as_tensor(new_obs, self.device))  # type: ignore[arg-type]
+            new_tensor = obs_as_tensor(new_obs, self.device)  # type: ignore[arg-type]
+            if hasattr(self.policy, "state_values") and use_masking:
+                masks = all_masks() if all_masks is not None else get_action_masks(env)
+                values = self.policy.state_values(new_tensor, masks)
+            else:
+                values = self.policy.predict_values(new_tensor)
         rollout_buffer.compute_returns_and_advantage(last_values=values, dones=dones)
+        if q_share is not None:
+            share = float(q_share(self.num_timesteps))
+            q_adv = np.stack(chosen_q) - rollout_buffer.values
+            rollout_buffer.advantages = ((1 - share) * rollout_buffer.advantages + share * q_adv).astype(np.float32)
+            self.logger.record("train/q_advantage", share)
         callback.on_rollout_end()
         return True

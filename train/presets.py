@@ -68,6 +68,23 @@ def ent_coef_schedule(preset: Preset, timesteps: int):
     return lambda done: end + (start - end) * max(0.0, 1.0 - done / steps)  # as the learning rate's
 
 
+def q_advantage_schedule(preset: Preset, timesteps: int):
+    """The share of the critic's advantage in each rollout's (``Preset.q_advantage``) as a
+    function of the steps done, moving to ``q_advantage_final`` at ``timesteps`` (the run's
+    length); None when the preset takes none.  ``ValueError`` unless each share is in 0..1."""
+    start = float(preset.q_advantage)
+    end = start if preset.q_advantage_final is None else float(preset.q_advantage_final)
+    if not (0.0 <= start <= 1.0 and 0.0 <= end <= 1.0):
+        raise ValueError(
+            f"preset {preset.name}: q_advantage and q_advantage_final are shares in 0..1, "
+            f"got {preset.q_advantage} and {preset.q_advantage_final}"
+        )
+    if start == end == 0.0:
+        return None
+    steps = max(1, timesteps)
+    return lambda done: start + (end - start) * min(done / steps, 1.0)
+
+
 def setting(preset: Preset, key: str) -> Any:
     """The preset's own value of a setting a search space may name."""
     if key == WIDTH:
