@@ -10,6 +10,7 @@ own extractors are in its folder and named by its spec (``GameSpec.features``).
 from __future__ import annotations
 
 from functools import partial
+
 import gymnasium as gym
 import numpy as np
 import torch
