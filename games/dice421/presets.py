@@ -17,7 +17,9 @@ PPO_421 = Preset(
     eval_every=1_000_000,
     env={"n_players": 2, "pot": 15},
     policy={
-        "class": "FastMlpPolicy",
+        # the critic values each action, Q(s, a); part of each advantage is Q(s, a) - V(s)
+        # (q_advantage below)
+        "class": "QMlpPolicy",
         "net_arch": {"pi": [256, 256], "vf": [256, 256]},
         "activation": "tanh",
         # the one-hot code plus each hand's rank as a thermometer (trials: docs/results.md)
@@ -41,6 +43,11 @@ PPO_421 = Preset(
         max_grad_norm=0.5,
     ),
     lr_final=0.0,
+    # the share of each advantage taken from the critic, Q(s_t, a_t) - V(s_t), rising from
+    # half to nine tenths over the run; GAE's share keeps the outcomes' say
+    # (docs/results.md, the twelfth idea)
+    q_advantage=0.5,
+    q_advantage_final=0.9,
     stop_when_optimal=False,
     search={
         "learning_rate": Range(5e-4, 5e-3, log=True),
@@ -62,7 +69,14 @@ PRESETS = [
         # the earlier ppo-421 settings, with which its figures were measured
         n_envs=256,
         threads=1,
-        policy={**PPO_421.policy, "net_arch": {"pi": [128, 128], "vf": [128, 128]}, "features_extractor": "OneHotInts"},
+        policy={
+            **PPO_421.policy,
+            "class": "FastMlpPolicy",
+            "net_arch": {"pi": [128, 128], "vf": [128, 128]},
+            "features_extractor": "OneHotInts",
+        },
+        q_advantage=0.0,  # the critic of one state value, as then
+        q_advantage_final=None,
         timesteps=25_000_000,
         ppo={**PPO_421.ppo, "n_steps": 64, "learning_rate": 2e-3, "ent_coef": 0.003},
         pool={"heuristic": 0.1, "greedy421": 0.05, "cautious": 0.05},
@@ -78,6 +92,9 @@ PRESETS = [
         timesteps=20_000_000,
         threads=1,  # the shipped run's (a run repeats exactly with the same count)
         env={"n_players": 3, "pot": 15},
+        policy={**PPO_421.policy, "class": "FastMlpPolicy"},  # the shipped run's critic: one state value
+        q_advantage=0.0,
+        q_advantage_final=None,
         ppo={**PPO_421.ppo, "ent_coef": 0.003},  # the shipped run's (ppo-421 had it then)
         # ppo-421's inputs (the hands' ranks) and learning rate: 0.98 pp at 5 M steps where the
         # one-hot inputs at 2e-3 were at 1.73 (docs/results.md)
