@@ -92,9 +92,9 @@ PRESETS = [
         timesteps=20_000_000,
         threads=1,  # the shipped run's (a run repeats exactly with the same count)
         env={"n_players": 3, "pot": 15},
-        policy={**PPO_421.policy, "class": "FastMlpPolicy"},  # the shipped run's critic: one state value
-        q_advantage=0.0,
-        q_advantage_final=None,
+        # ppo-421's action-value critic and its share of each advantage (0.5 -> 0.9): regret
+        # 0.2851 pp with two heuristics at the end where a critic of state values ended at
+        # 0.4246 (docs/results.md)
         ppo={**PPO_421.ppo, "ent_coef": 0.003},  # the shipped run's (ppo-421 had it then)
         # ppo-421's inputs (the hands' ranks) and learning rate: 0.98 pp at 5 M steps where the
         # one-hot inputs at 2e-3 were at 1.73 (docs/results.md)
