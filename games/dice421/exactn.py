@@ -42,7 +42,7 @@ parts (MLP of tanh layers over ``OneHotInts`` or ``Rank421Features``) with its
 first layer added up by parts (``_SummedFirstLayer``), the decisions it leaves
 in doubt asked of the network itself: the same keeps, to the last one.  The
 table of a ``ppo-421-3p``-sized network at pot 15 (4.9e7 decisions) takes about
-140 s trained, 200 s untrained (``python -m games.dice421.exactn --time-network``).
+120 to 140 s trained, 200 s untrained (``python -m games.dice421.exactn --time-network``).
 
 **Solving.**  With every policy fixed the values are one linear solve over the
 states (``numpy.linalg.solve``).  A best reply is found by policy iteration:

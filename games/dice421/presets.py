@@ -104,7 +104,7 @@ PRESETS = [
         snapshot_share=0.35,
         snapshot_every=1_000_000,
         # exact every 1 M steps, as the two-player runs: an exact point is the network's table
-        # at its 4.9e7 decisions (139 s for the shipped network, 204 s for an untrained one:
+        # at its 4.9e7 decisions (131 s for the shipped network, 204 s for an untrained one:
         # python -m games.dice421.exactn --time-network) and two best replies, about 2.5 to
         # 4 min, made aside on the second core while training goes on one (the run is the
         # same; --no-exact-aside makes them in the run, adding about 50 min to it)
