@@ -51,12 +51,18 @@ def pool_weights(preset: Preset) -> list[float]:
     return [max(left, 0.0), *shares, *snapshot]
 
 
+def _ramp(start: float, end: float, steps: int):
+    """A value moving linearly from ``start`` to ``end`` over ``steps`` steps done, then
+    staying at ``end``."""
+    steps = max(1, steps)
+    return lambda done: start + (end - start) * min(1.0, done / steps)
+
+
 def gae_lambda_schedule(preset: Preset):
     """The preset's GAE lambda as a function of the steps done (None: constant)."""
     if preset.gae_lambda_final is None:
         return None
-    start, end, steps = float(preset.ppo["gae_lambda"]), float(preset.gae_lambda_final), max(1, preset.gae_lambda_steps)
-    return lambda done: start + (end - start) * min(1.0, done / steps)
+    return _ramp(float(preset.ppo["gae_lambda"]), float(preset.gae_lambda_final), preset.gae_lambda_steps)
 
 
 def ent_coef_schedule(preset: Preset, timesteps: int):
@@ -81,8 +87,7 @@ def q_advantage_schedule(preset: Preset, timesteps: int):
         )
     if start == end == 0.0:
         return None
-    steps = max(1, timesteps)
-    return lambda done: start + (end - start) * min(done / steps, 1.0)
+    return _ramp(start, end, timesteps)
 
 
 def setting(preset: Preset, key: str) -> Any:
