@@ -172,9 +172,11 @@ def check_policy_spec(spec: Any, where: str = "checkpoint metadata") -> dict[str
     extractor = spec.get("features_extractor")
     if extractor is not None:
         if not isinstance(extractor, str) or extractor not in FEATURE_EXTRACTORS:
+            # a game's own extractors are known once the registry (games) is imported
+            unregistered = "" if registered.names() else "; no game is registered (import games, the registry, first)"
             raise CheckpointError(
                 f"{_where(where, 'policy.features_extractor')} is {extractor!r} (known: "
-                f"{', '.join(FEATURE_EXTRACTORS)})"
+                f"{', '.join(FEATURE_EXTRACTORS)}){unregistered}"
             )
         kwargs = spec.get("features_extractor_kwargs", {})
         if not isinstance(kwargs, dict):

@@ -16,6 +16,7 @@ import agents
 import core.spec
 import games
 from agents.base import RandomAgent
+from agents.ppo_agent import CheckpointError, check_policy_spec
 from games.dice420 import game as game420
 from core.dice import RandomDice, ScriptedDice
 from core.engine import IllegalAction, check_action, play_out
@@ -177,6 +178,9 @@ def test_the_layers_below_the_registry_find_games_without_importing_it(monkeypat
     monkeypatch.setattr(core.spec, "REGISTRY", {})
     with pytest.raises(ValueError, match="unknown game '420': no game is registered"):
         agents.make_agent("420", "random")
+    # a checkpoint naming a game's own inputs says what is missing, not only which inputs are known
+    with pytest.raises(CheckpointError, match=r"'Rank421Features' \(known: .*\); no game is registered"):
+        check_policy_spec({"features_extractor": "Rank421Features"}, "ppo-421.json")
 
 
 def test_no_module_outside_the_registry_tests_a_game_name():
