@@ -175,6 +175,8 @@ def test_the_layers_below_the_registry_find_games_without_importing_it(monkeypat
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert not {"games", "train", "play"} & set(ast.literal_eval(loaded.stdout))
     assert games.names() == core.spec.names() and all(games.get(n) is core.spec.get(n) for n in games.names())
+    with pytest.raises(CheckpointError, match=r"'Nope' \(known: .*Rank421Features.*\)$"):
+        check_policy_spec({"features_extractor": "Nope"}, "a.json")  # games registered: no hint
     monkeypatch.setattr(core.spec, "REGISTRY", {})
     with pytest.raises(ValueError, match="unknown game '420': no game is registered"):
         agents.make_agent("420", "random")
