@@ -173,7 +173,7 @@ def check_policy_spec(spec: Any, where: str = "checkpoint metadata") -> dict[str
     if extractor is not None:
         if not isinstance(extractor, str) or extractor not in FEATURE_EXTRACTORS:
             # a game's own extractors are known once the registry (games) is imported
-            unregistered = "" if registered.names() else "; no game is registered (import games, the registry, first)"
+            unregistered = "" if registered.names() else f"; {registered.NONE_REGISTERED}"
             raise CheckpointError(
                 f"{_where(where, 'policy.features_extractor')} is {extractor!r} (known: "
                 f"{', '.join(FEATURE_EXTRACTORS)}){unregistered}"

@@ -192,6 +192,8 @@ class GameSpec:
 # of a game's folder imports it first, as its package); below it, ``agents`` turns a name into
 # a game here, so the layers under the registry need not import it.
 REGISTRY: dict[str, GameSpec] = {}
+# what a lookup made before the registry is imported says (here and in the checkpoint loader)
+NONE_REGISTERED = "no game is registered (import games, the registry, first)"
 
 
 def register(spec: GameSpec) -> GameSpec:
@@ -208,7 +210,7 @@ def get(name: Any) -> GameSpec:
     """The spec of a registered game by name ("420", "421"; an int is read as its name)."""
     spec = REGISTRY.get(str(name))
     if spec is None and not REGISTRY:
-        raise ValueError(f"unknown game {name!r}: no game is registered (import games, the registry, first)")
+        raise ValueError(f"unknown game {name!r}: {NONE_REGISTERED}")
     if spec is None:
         raise ValueError(f"unknown game {name!r}; choose one of {', '.join(REGISTRY)}")
     return spec
