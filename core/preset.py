@@ -57,6 +57,10 @@ class Preset:
     q_advantage: float = 0.0
     q_advantage_final: float | None = None
     env: dict[str, Any] = field(default_factory=dict)  # game options (421: n_players, pot)
+    # More keyword arguments of the training env only (the game's batched or live env, as
+    # ``train.run.make_env`` builds it): a training aid the env offers, such as exploring
+    # starts. The evaluations play the game as ``env`` sets it.
+    train_env: dict[str, Any] = field(default_factory=dict)
     # Self-play: each game draws its opponent from a pool of ``opponent``, the bots of
     # ``pool`` (name: share of the games) and ``snapshots`` frozen past versions of the
     # learner, which share ``snapshot_share`` of the games; every ``snapshot_every`` steps
@@ -103,6 +107,7 @@ LEARNING_FIELDS = (
     "ent_coef_final",
     "q_advantage",
     "q_advantage_final",
+    "train_env",
     "pool",
     "snapshots",
     "snapshot_share",

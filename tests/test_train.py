@@ -386,3 +386,39 @@ def test_a_game_without_a_solver_or_batched_env_is_refused_in_one_line(tmp_path,
         prepare(config)
     monkeypatch.setitem(games.REGISTRY, "pig", spec)
     assert prepare(config)[0].seed == 0
+
+
+def test_train_env_reaches_the_training_env_and_a_bad_one_is_one_line(tmp_path, monkeypatch):
+    """``Preset.train_env``: keyword arguments the training env takes (421's batched env:
+    ``exploring_starts``); a name it does not take, or a game that trains on its Gymnasium
+    env, is refused in one line before anything runs."""
+    import dataclasses
+
+    import games
+    from train.presets import PRESETS
+    from train.run import RunConfig, make_env
+
+    def env_of(preset):
+        return make_env(RunConfig(preset, 1024, 0, 8, tmp_path / "runs", tmp_path / "ck", "x"))
+
+    ppo421 = PRESETS["ppo-421"]
+    assert env_of(dataclasses.replace(ppo421, train_env={"exploring_starts": 0.25})).venv.exploring_starts == 0.25
+    assert env_of(dataclasses.replace(ppo421, train_env={})).venv.exploring_starts == 0.0
+    with pytest.raises(ValueError) as info:
+        env_of(dataclasses.replace(ppo421, train_env={"explore": 1}))
+    assert str(info.value) == (
+        "preset ppo-421: train_env names 'explore', which the training env Vec421Env does not take"
+    )
+    live = dataclasses.replace(PRESETS["ppo-421-3p"], train_env={"exploring_starts": 0.5})
+    with pytest.raises(ValueError) as info:
+        env_of(live)
+    assert str(info.value) == (
+        "preset ppo-421-3p: train_env names 'exploring_starts', which the training env Vec421NEnv does not take"
+    )
+    monkeypatch.setitem(games.REGISTRY, "421", dataclasses.replace(games.get("421"), live_players=()))
+    with pytest.raises(ValueError) as info:
+        env_of(live)
+    assert str(info.value) == (
+        "preset ppo-421-3p: train_env (exploring_starts) is for a game's batched or live env, "
+        "and 421 at 3 players trains on its Gymnasium env"
+    )

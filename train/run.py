@@ -18,6 +18,7 @@ keeps the steps of a run killed outright during the evaluation.
 """
 
 from __future__ import annotations
+import inspect
 import platform
 import shlex
 import time
@@ -286,6 +287,18 @@ class StepsBar(ProgressBarCallback):
             bar.close()  # a second close does nothing
 
 
+def _taking_train_env(env_class, preset):
+    """``env_class`` if it takes every keyword of ``preset.train_env``, else one line why not."""
+    taken = inspect.signature(env_class).parameters
+    unknown = [name for name in preset.train_env if name not in taken]
+    if unknown:
+        raise ValueError(
+            f"preset {preset.name}: train_env names {', '.join(map(repr, unknown))}, "
+            f"which the training env {env_class.__name__} does not take"
+        )
+    return env_class
+
+
 def make_env(config: RunConfig):
     """The training env: the game's batched numpy env (``GameSpec.batched_env``) of
     ``n_envs`` games against the exact table of the preset's opponent, or its live env
@@ -297,14 +310,21 @@ def make_env(config: RunConfig):
     n_players = options.pop("n_players", 2)
     if plays_live(preset):
         opponent = agents.live_opponent(preset.game, preset.opponent, n_players)
+        env_class = _taking_train_env(games.load(spec.live_env), preset)
         return EpisodeMonitor(
-            games.load(spec.live_env)(config.n_envs, opponent, n_players=n_players, seed=config.seed, **options)
+            env_class(config.n_envs, opponent, n_players=n_players, seed=config.seed, **options, **preset.train_env)
         )
     if n_players in spec.batched_players:
         opponent = agents.bot_table(preset.game, preset.opponent, **options)
         extra = {"n_players": n_players} if n_players != 2 else {}
-        venv = games.load(spec.batched_env)(config.n_envs, opponent, seed=config.seed, **options, **extra)
+        env_class = _taking_train_env(games.load(spec.batched_env), preset)
+        venv = env_class(config.n_envs, opponent, seed=config.seed, **options, **extra, **preset.train_env)
         return EpisodeMonitor(venv)
+    if preset.train_env:
+        raise ValueError(
+            f"preset {preset.name}: train_env ({', '.join(preset.train_env)}) is for a game's batched or live "
+            f"env, and {preset.game} at {n_players} players trains on its Gymnasium env"
+        )
     import gymnasium as gym
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv

@@ -217,7 +217,14 @@ class Vec421Env(Turns421, BatchedVecEnv):
     or a list of them, a pool from which each game draws its opponent;
     ``pot``: tokens in the pot (default 15); ``agent_seat``: 0, 1 or ``"random"``
     (drawn per game); ``seed``; ``dice``: a ``BatchDice`` (default: the seeded
-    generator; ``scripted_dice`` for tests).
+    generator; ``scripted_dice`` for tests); ``exploring_starts``: a training aid, the
+    share of games (0..1, default 0) whose discharge starts from a token split drawn
+    evenly (the first player's tokens 1..pot-1, either player leading) instead of
+    from where the charge leads.  Against a fixed opponent the best move in a state
+    does not depend on how the game got there, so this changes which states training
+    sees, not what is best in them: the token splits that real games seldom reach
+    (a player leading with one or two tokens) come up as often as the others.  It
+    needs the env's own dice (the charge is then drawn, not rolled).
 
     ``step(actions)`` takes one action per game: an integer numpy array of shape
     ``(num_envs,)`` or a list of ``num_envs`` ints, each in 0..28 (any of them in a
@@ -237,7 +244,16 @@ class Vec421Env(Turns421, BatchedVecEnv):
         agent_seat: int | str = "random",
         seed: Optional[int] = None,
         dice: Optional[BatchDice] = None,
+        exploring_starts: float = 0.0,
     ):
+        if not (
+            isinstance(exploring_starts, (int, float, np.integer, np.floating))
+            and not isinstance(exploring_starts, (bool, np.bool_))
+            and 0 <= exploring_starts <= 1
+        ):
+            raise ValueError(f"exploring_starts is a share of the games in 0..1, got {exploring_starts!r}")
+        if exploring_starts and dice is not None:
+            raise ValueError("exploring_starts needs the env's own dice: scripted dice roll the charge die by die")
         if not (
             agent_seat == "random"
             or (isinstance(agent_seat, (int, np.integer)) and not isinstance(agent_seat, bool) and agent_seat in (0, 1))
@@ -255,6 +271,7 @@ class Vec421Env(Turns421, BatchedVecEnv):
         self.opp_index = np.zeros(num_envs, dtype=np.int64)  # each game's draw from the opponent pool
         self.set_opponent(opponent)
         self.agent_seat = agent_seat
+        self.exploring_starts = float(exploring_starts)
         self._charge_cdf: Optional[np.ndarray] = None
         n = num_envs
         self.seat = np.zeros(n, dtype=np.int64)  # the agent's seat
@@ -378,9 +395,15 @@ class Vec421Env(Turns421, BatchedVecEnv):
     def _sample_charge(self, n: int, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The end of ``n`` charges drawn at once from their exact distribution
         (``codec421.charge_outcomes``: the dice are not looked at, only where they
-        lead): the first player's tokens and the last taker."""
+        lead): the first player's tokens and the last taker.  With ``exploring_starts``
+        that share of the draws is even over the splits a discharge can start from."""
         if self._charge_cdf is None:
-            self._charge_cdf = np.cumsum(codec421.charge_outcomes(self.pot).reshape(-1))
+            ends = codec421.charge_outcomes(self.pot)  # [who took last, what it holds]
+            if self.exploring_starts and self.pot > 1:
+                even = np.zeros_like(ends)
+                even[:, 1 : self.pot] = 1.0 / (2 * (self.pot - 1))
+                ends = (1 - self.exploring_starts) * ends + self.exploring_starts * even
+            self._charge_cdf = np.cumsum(ends.reshape(-1))
         outcome = self._draw(self._charge_cdf, n)
         by_first, held = outcome // (self.pot + 1) == 0, outcome % (self.pot + 1)  # who took last, holding
         return np.where(by_first, held, self.pot - held), np.where(by_first, first, 1 - first)
