@@ -410,10 +410,12 @@ def test_train_env_reaches_the_training_env_and_a_bad_one_is_one_line(tmp_path, 
         "preset ppo-421: train_env names 'explore', which the training env Vec421Env does not take"
     )
     live = dataclasses.replace(PRESETS["ppo-421-3p"], train_env={"exploring_starts": 0.5})
+    assert env_of(live).venv.exploring_starts == 0.5
     with pytest.raises(ValueError) as info:
-        env_of(live)
-    assert str(info.value) == (
-        "preset ppo-421-3p: train_env names 'exploring_starts', which the training env Vec421NEnv does not take"
+        env_of(dataclasses.replace(live, train_env={"explore": 1, "exploring_starts": 0.5}))
+    assert (
+        str(info.value)
+        == "preset ppo-421-3p: train_env names 'explore', which the training env Vec421NEnv does not take"
     )
     monkeypatch.setitem(games.REGISTRY, "421", dataclasses.replace(games.get("421"), live_players=()))
     with pytest.raises(ValueError) as info:

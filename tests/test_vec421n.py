@@ -10,6 +10,7 @@ from agents.base import DeterministicAgent
 from games.dice421 import game as g
 from core.dice import ScriptedDice
 from games.dice421.env import Dice421Env
+from games.dice421 import vec as vec421
 from games.dice421.vec import scripted_dice
 from games.dice421.vecn import Vec421NEnv, next_in_table
 
@@ -111,6 +112,10 @@ def test_refuses_bad_arguments_and_policies_in_one_line():
         Vec421NEnv(2, policy, agent_seat=3)
     with pytest.raises(ValueError, match="pot must be"):
         Vec421NEnv(2, policy, pot=0)
+    with pytest.raises(ValueError, match=r"^exploring_starts is a share of the games in 0\.\.1, got 2$"):
+        Vec421NEnv(2, policy, exploring_starts=2)
+    with pytest.raises(ValueError, match="^exploring_starts needs the env's own dice"):
+        Vec421NEnv(2, policy, exploring_starts=0.5, dice=scripted_dice([[1, 2, 3]] * 2, [0, 0]))
     with pytest.raises(TypeError, match="pool entry 1: a batch policy is a callable"):
         Vec421NEnv(2, [policy, "heuristic"])
     with pytest.raises(ValueError, match="pool weights must be 2"):
@@ -154,6 +159,43 @@ def test_same_seed_same_games_and_pool_draws_follow_the_weights():
     assert not np.array_equal(a[0], c[0])
     share = (a[2] == 1).mean()
     assert 0.6 < share < 0.9
+
+
+def test_exploring_starts_hand_out_the_pot_evenly_and_a_share_of_zero_changes_nothing():
+    """``exploring_starts``: that share of new games starts the discharge from a split of
+    the pot where every player holds a token, each of the C(pot - 1, P - 1) splits and
+    each leader equally likely (4 standard errors per split); the rest play the charge.
+    A share of 0 plays the same games as without it."""
+    pot, n = 15, 60_000
+    policy = batch_policy("421", "heuristic")
+    venv = Vec421NEnv(n, policy, n_players=3, pot=pot, seed=5, exploring_starts=1.0)
+    rows = np.arange(n)
+    venv._even_starts(rows)
+    tok = venv.tok[rows]
+    assert (tok >= 1).all() and (tok.sum(1) == pot).all() and (venv.phase == vec421.DISCHARGE).all()
+    splits, counts = np.unique(tok, axis=0, return_counts=True)
+    assert len(splits) == 91  # C(14, 2)
+    p = 1 / 91
+    assert np.all(np.abs(counts / n - p) <= 4 * np.sqrt(p * (1 - p) / n))
+    leaders = np.bincount(venv.leader[rows], minlength=3) / n
+    assert np.all(np.abs(leaders - 1 / 3) <= 4 * np.sqrt(2 / 9 / n))
+
+    half, spread = Vec421NEnv(20_000, policy, n_players=3, pot=pot, seed=6, exploring_starts=0.5), []
+    even_starts = half._even_starts
+    half._even_starts = lambda rows: (spread.append(len(rows)), even_starts(rows))
+    half.reset()
+    assert abs(spread[0] / 20_000 - 0.5) <= 4 * np.sqrt(0.25 / 20_000)  # the others played the charge
+
+    def games(**extra):
+        venv = Vec421NEnv(32, policy, seed=7, **extra)
+        rng = np.random.default_rng(0)
+        seen = [venv.reset()]
+        for _ in range(40):
+            obs, rewards, dones, _ = venv.step(pick_legal(rng, venv.action_masks()))
+            seen += [obs, rewards, dones]
+        return seen
+
+    assert all(np.array_equal(a, b) for a, b in zip(games(), games(exploring_starts=0.0)))
 
 
 @pytest.mark.slow

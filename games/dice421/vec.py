@@ -148,6 +148,20 @@ def scripted_dice(dice: Sequence[Sequence[int]], seats: Sequence[Sequence[int] |
     return ScriptedBatchDice(dice, seats)
 
 
+def check_exploring_starts(share: Any, dice: Optional[BatchDice]) -> float:
+    """The share of games whose discharge starts from an even token split (the batched
+    envs' ``exploring_starts``), checked: a number in 0..1, and 0 with scripted dice."""
+    if not (
+        isinstance(share, (int, float, np.integer, np.floating))
+        and not isinstance(share, (bool, np.bool_))
+        and 0 <= share <= 1
+    ):
+        raise ValueError(f"exploring_starts is a share of the games in 0..1, got {share!r}")
+    if share and dice is not None:
+        raise ValueError("exploring_starts needs the env's own dice: scripted dice roll the charge die by die")
+    return float(share)
+
+
 class Turns421:
     """What the batched 421 envs share: chance (``_rolls``, codes of three dice from
     scripted dice or a buffer drawn in large chunks from ``self.rng``) and turns (a round's start, first rolls, the
@@ -246,14 +260,7 @@ class Vec421Env(Turns421, BatchedVecEnv):
         dice: Optional[BatchDice] = None,
         exploring_starts: float = 0.0,
     ):
-        if not (
-            isinstance(exploring_starts, (int, float, np.integer, np.floating))
-            and not isinstance(exploring_starts, (bool, np.bool_))
-            and 0 <= exploring_starts <= 1
-        ):
-            raise ValueError(f"exploring_starts is a share of the games in 0..1, got {exploring_starts!r}")
-        if exploring_starts and dice is not None:
-            raise ValueError("exploring_starts needs the env's own dice: scripted dice roll the charge die by die")
+        self.exploring_starts = check_exploring_starts(exploring_starts, dice)
         if not (
             agent_seat == "random"
             or (isinstance(agent_seat, (int, np.integer)) and not isinstance(agent_seat, bool) and agent_seat in (0, 1))
@@ -271,7 +278,6 @@ class Vec421Env(Turns421, BatchedVecEnv):
         self.opp_index = np.zeros(num_envs, dtype=np.int64)  # each game's draw from the opponent pool
         self.set_opponent(opponent)
         self.agent_seat = agent_seat
-        self.exploring_starts = float(exploring_starts)
         self._charge_cdf: Optional[np.ndarray] = None
         n = num_envs
         self.seat = np.zeros(n, dtype=np.int64)  # the agent's seat

@@ -68,6 +68,7 @@ from games.dice421.vec import (
     VALUE,
     BatchDice,
     Turns421,
+    check_exploring_starts,
 )
 
 BatchPolicy = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
@@ -96,7 +97,11 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
     docstring) or a pool of them (a non-empty list), from which every other seat
     of every new game draws its own, in proportion to ``weights``; ``n_players``;
     ``pot`` (default 15); ``agent_seat``: a seat or ``"random"`` (drawn per game);
-    ``seed``; ``dice``: a ``BatchDice`` (``games.dice421.vec.scripted_dice`` for tests).
+    ``seed``; ``dice``: a ``BatchDice`` (``games.dice421.vec.scripted_dice`` for tests);
+    ``exploring_starts``: a training aid, as in ``Vec421Env``: the share of games (0..1,
+    default 0) whose discharge starts, instead of after the charge, from a token split
+    drawn evenly among those where every player holds at least one token, led by a
+    player drawn evenly.
 
     ``step(actions)`` takes one action per game, checked as ``Vec421Env`` checks
     them (``game421.IllegalAction``, one line naming the game).  A policy that
@@ -114,8 +119,10 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
         seed: Optional[int] = None,
         dice: Optional[BatchDice] = None,
         weights: Optional[Sequence[float]] = None,
+        exploring_starts: float = 0.0,
     ):
         self.n_players = P = SPEC.check_players(n_players, "n_players")
+        self.exploring_starts = check_exploring_starts(exploring_starts, dice)
         if not (
             agent_seat == "random"
             or (isinstance(agent_seat, (int, np.integer)) and not isinstance(agent_seat, bool) and 0 <= agent_seat < P)
@@ -364,8 +371,25 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
         self.used[rows] = self.allowed[rows] = self.n_lead[rows] = 0
         self.decided[rows] = False
         self.outcome[rows] = 0.0
-        self._play_charge(rows)
+        if self.exploring_starts and self.pot >= P:
+            spread = self.rng.random(n) < self.exploring_starts
+            self._even_starts(rows[spread])
+            rows_charged = rows[~spread]
+        else:
+            rows_charged = rows
+        self._play_charge(rows_charged)
         self._advance(rows)
+
+    def _even_starts(self, rows: np.ndarray) -> None:
+        """Exploring starts: the pot handed out evenly over the splits where every player
+        holds at least one token (P - 1 distinct cuts of 1..pot-1), and a leader drawn
+        evenly; the discharge starts there."""
+        n, P = len(rows), self.n_players
+        cuts = np.sort(np.argsort(self.rng.random((n, self.pot - 1)), axis=1)[:, : P - 1] + 1, axis=1)
+        self.tok[rows] = np.diff(np.concatenate([np.zeros((n, 1), np.int64), cuts, np.full((n, 1), self.pot)], 1))
+        self.pot_left[rows] = 0
+        self.phase[rows] = DISCHARGE
+        self._start_rounds(rows, self.rng.integers(P, size=n))
 
     # --- VecEnv API -------------------------------------------------------------------
     def step_wait(self):
