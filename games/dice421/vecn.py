@@ -101,7 +101,8 @@ class Vec421NEnv(Turns421, BatchedVecEnv):
     ``exploring_starts``: a training aid, as in ``Vec421Env``: the share of games (0..1,
     default 0) whose discharge starts, instead of after the charge, from a token split
     drawn evenly among those where every player holds at least one token, led by a
-    player drawn evenly.
+    player drawn evenly (with fewer tokens than players there is no such split, and
+    every game plays the charge).
 
     ``step(actions)`` takes one action per game, checked as ``Vec421Env`` checks
     them (``game421.IllegalAction``, one line naming the game).  A policy that
