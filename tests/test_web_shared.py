@@ -606,6 +606,49 @@ def test_two_people_play_a_shared_420_table_in_two_browsers_and_a_third_watches(
             page.close()
 
 
+@pytest.mark.browser
+@pytest.mark.timeout(120)
+def test_a_refresh_answered_after_the_pages_own_move_does_not_show_the_move_twice(db, served, tmp_path):
+    """The page asks for the table's news (an event reached it) and, before the answer is
+    back, its person moves: the answer then holds the steps of that move, which the page
+    shows already. The page asks again from where it is instead: its log is the table's
+    narration, each line once, as a page opened afterwards shows it."""
+    import httpx
+
+    browser_test = pytest.importorskip("test_web_browser", reason="tests/test_web_browser.py drives Chromium")
+    if browser_test.CHROMIUM is None:
+        pytest.skip("no chromium binary (Debian: apt-get install chromium)")
+    made = httpx.post(f"{served}/api/tables", json={**THREE, "seats": ["person", "optimal"], "seed": 3}).json()
+    (tmp_path / "chromium").mkdir()
+    page = browser_test.Browser(tmp_path / "chromium")
+    try:
+        page.send("Page.navigate", url=f"{served}/?delay=0{made['link'][1:]}")
+        page.wait("document.body && document.body.dataset.ready === '1'")
+        page.wait("state && !busy && !refreshing && state.waiting", timeout=10)
+        before = page.js("state.events")
+        # hold every request for news until the move is made and shown
+        page.js(
+            "window.held = []; window.hold = true; const plain = window.fetch;"
+            "window.fetch = (url, opts) => window.hold && String(url).includes('since=')"
+            " ? new Promise((done) => window.held.push(() => done(plain(url, opts)))) : plain(url, opts); true"
+        )
+        page.js("refreshTable(); true")  # as an event from the stream does
+        assert page.js("refreshing && window.held.length === 1")
+        page.click("#legal .chip-move")
+        page.click("#roll")
+        page.wait(f"!busy && state.events > {before}", timeout=10)
+        page.js("window.hold = false; window.held.forEach((send) => send()); true")
+        page.wait("!busy && !refreshing && !again", timeout=10)
+        time.sleep(0.3)  # an answer still on its way would show its steps now
+        page.wait("!busy && !refreshing", timeout=10)
+        shown = page.js("[...document.querySelectorAll('#log li')].map((e) => e.textContent)")
+        told = httpx.get(f"{served}/api/tables/{made['id']}").json()["state"]["log"]
+        assert len(told) > 1 and shown == told
+        assert not page.errors, page.errors
+    finally:
+        page.close()
+
+
 def _screenshots(page, folder: Path) -> None:
     """The page at desktop (1280x800) and phone (390x844) widths."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -1117,6 +1117,13 @@ async function refreshTable() {
   const res = await api("GET", `/api/tables/${shared.id}?since=${since}`, undefined, shared.token);
   refreshing = false;
   if (!res.ok) { $("move-error").textContent = res.data.error; return; }
+  if (busy || (state ? state.events : 0) !== since) {
+    // this page moved meanwhile: its move's steps are shown (or being shown) already, and
+    // these steps start where the page was before it; ask again from where it is now
+    again = true;
+    if (!busy) refreshTable();
+    return;
+  }
   if (state && res.data.state.turn < state.turn) { if (again) refreshTable(); return; } // older than what is shown
   const before = state ? viewOf(state) : null;
   if (res.data.steps.length && before) {
