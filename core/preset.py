@@ -44,7 +44,10 @@ class Preset:
     ppo: dict[str, Any] = field(default_factory=dict)  # MaskablePPO keyword arguments
     stop_when_optimal: bool = True
     threads: int = 1  # torch threads for the network (the env steps in one); runs repeat exactly for the same count
-    lr_final: float | None = None  # if set, the learning rate falls linearly to this over the run
+    lr_final: float | None = None  # if set, the learning rate falls to this over the run
+    # the fall's shape: lr_final + (start - lr_final) * left ** lr_power, ``left`` the share of
+    # the run still to go (1: a straight line; 2: low sooner, and low for longer)
+    lr_power: float = 1.0
     # if set, GAE lambda moves linearly from ppo["gae_lambda"] to this over the first
     # gae_lambda_steps steps, then stays there
     gae_lambda_final: float | None = None
@@ -102,6 +105,7 @@ class Preset:
 LEARNING_FIELDS = (
     "ppo",
     "lr_final",
+    "lr_power",
     "gae_lambda_final",
     "gae_lambda_steps",
     "ent_coef_final",

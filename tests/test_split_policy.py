@@ -17,7 +17,7 @@ from core.dice import ScriptedDice
 from games.dice420 import game as g
 from games.dice420.vec import Vec420Env
 from train.fast import BatchedMaskablePPO
-from train.presets import PRESETS, ent_coef_schedule, gae_lambda_schedule
+from train.presets import PRESETS, ent_coef_schedule, gae_lambda_schedule, learning_rate_schedule
 
 SPEC = PRESETS["ppo-420"].policy
 
@@ -144,6 +144,25 @@ def test_ent_coef_schedule_falls_over_the_run_and_each_update_takes_its_value():
     assert seen == [0] and model.ent_coef == 0.25
     model.learn(16 * 8, reset_num_timesteps=False)
     assert seen == [0, 128] and model.ent_coef == 0.25 / 129
+
+
+def test_the_learning_rate_falls_as_the_power_of_the_run_left(tmp_path):
+    from train.run import RunConfig, build_model, make_env
+
+    base = PRESETS["ppo-420"]
+    preset = replace(base, ppo={**base.ppo, "learning_rate": 0.002}, lr_final=0.0002, lr_power=2.0)
+    schedule = learning_rate_schedule(preset)  # of the share of the run left, as SB3 calls it
+    assert schedule(1.0) == 0.002 and schedule(0.0) == pytest.approx(0.0002)
+    assert schedule(0.5) == pytest.approx(0.0002 + 0.0018 / 4)  # a quarter of the way down at half time
+    line = learning_rate_schedule(replace(preset, lr_power=1.0))
+    assert line(0.5) == pytest.approx(0.0011) and line(0.25) == pytest.approx(0.0002 + 0.0018 / 4)
+    assert learning_rate_schedule(replace(preset, lr_final=None)) is None  # a constant rate
+    for bad in (0, -1.0, float("nan"), float("inf"), "2", True):
+        with pytest.raises(ValueError, match=f"preset {base.name}: lr_power .* a positive number, got"):
+            learning_rate_schedule(replace(preset, lr_power=bad))
+    config = RunConfig(preset, timesteps=4000, seed=0, n_envs=16, logdir=tmp_path, checkpoint_dir=tmp_path, name="x")
+    model = build_model(config, make_env(config))
+    assert model.lr_schedule(1.0) == 0.002 and model.lr_schedule(0.5) == pytest.approx(0.0002 + 0.0018 / 4)
 
 
 def test_a_run_takes_its_ent_coef_schedule_from_its_preset(tmp_path):

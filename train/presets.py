@@ -58,6 +58,23 @@ def _ramp(start: float, end: float, steps: int):
     return lambda done: start + (end - start) * min(1.0, done / steps)
 
 
+def learning_rate_schedule(preset: Preset):
+    """The preset's learning rate as SB3 takes a schedule: a function of the share of the run
+    still to go (1 at the start, 0 at the end), falling from ``ppo["learning_rate"]`` to
+    ``lr_final`` as that share to the power ``lr_power`` (None: a constant rate).
+    ``ValueError`` unless the power is a positive number."""
+    if preset.lr_final is None:
+        return None
+    start = float(preset.ppo["learning_rate"])
+    power = preset.lr_power
+    if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < float("inf"):
+        raise ValueError(
+            f"preset {preset.name}: lr_power is the learning rate fall's power, a positive number, got {power!r}"
+        )
+    end = float(preset.lr_final)
+    return lambda left: end + (start - end) * left**power
+
+
 def gae_lambda_schedule(preset: Preset):
     """The preset's GAE lambda as a function of the steps done (None: constant)."""
     if preset.gae_lambda_final is None:

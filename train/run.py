@@ -38,7 +38,7 @@ from core.cli import SignalsHeld, signal_label, stop_signal, stop_signals_done
 from train import checkpoint
 from train.checkpoint import RunError
 from train.fast import BatchedMaskablePPO, EpisodeMonitor
-from train.presets import ent_coef_schedule, gae_lambda_schedule, q_advantage_schedule
+from train.presets import ent_coef_schedule, gae_lambda_schedule, learning_rate_schedule, q_advantage_schedule
 from train.config import DEFAULT_LOGDIR, RunConfig
 from train.evaluation import (
     HISTORY_FIGURES,
@@ -344,8 +344,7 @@ def build_model(config: RunConfig, env) -> BatchedMaskablePPO:
     then loads the saved run into it (``checkpoint.restore``)."""
     ppo_kwargs = dict(config.preset.ppo)
     if config.preset.lr_final is not None:
-        start, end = ppo_kwargs["learning_rate"], config.preset.lr_final
-        ppo_kwargs["learning_rate"] = lambda progress_remaining: end + (start - end) * progress_remaining
+        ppo_kwargs["learning_rate"] = learning_rate_schedule(config.preset)
     model = BatchedMaskablePPO(
         policy_class_from(config.preset.policy, f"preset {config.preset.name}"),
         env,
