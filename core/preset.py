@@ -43,7 +43,9 @@ class Preset:
     policy: dict[str, Any]  # network shape, stored in checkpoint metadata
     ppo: dict[str, Any] = field(default_factory=dict)  # MaskablePPO keyword arguments
     stop_when_optimal: bool = True
-    threads: int = 1  # torch threads for the network (the env steps in one); runs repeat exactly for the same count
+    # torch threads for the network (the env steps in one); runs repeat exactly for the same
+    # count on the same machine
+    threads: int = 1
     lr_final: float | None = None  # if set, the learning rate falls to this over the run
     # the fall's shape: lr_final + (start - lr_final) * left ** lr_power, ``left`` the share of
     # the run still to go (1: a straight line; 2: low sooner, and low for longer)
