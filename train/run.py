@@ -343,8 +343,9 @@ def build_model(config: RunConfig, env) -> BatchedMaskablePPO:
     on ``env``, freshly initialised from ``config.seed``.  Resuming builds this too and
     then loads the saved run into it (``checkpoint.restore``)."""
     ppo_kwargs = dict(config.preset.ppo)
-    if config.preset.lr_final is not None:
-        ppo_kwargs["learning_rate"] = learning_rate_schedule(config.preset)
+    schedule = learning_rate_schedule(config.preset)
+    if schedule is not None:  # else the constant rate of ``ppo``
+        ppo_kwargs["learning_rate"] = schedule
     model = BatchedMaskablePPO(
         policy_class_from(config.preset.policy, f"preset {config.preset.name}"),
         env,
