@@ -47,6 +47,14 @@ settings.register_profile(
 settings.load_profile(os.getenv("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def sb3_logs_in_pytest_tmp(tmp_path_factory):
+    """A model that learns without a log folder of its own makes an empty one in the
+    system's temporary folder (SB3's ``SB3-date-time``), one per ``learn``: here they go
+    in one folder of pytest's instead (the programs the tests start inherit it)."""
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3-logs"))
+
+
 # ------------------------------------------------------------------ PostgreSQL records
 # The web tests that take the ``records_db`` fixture run on a SQLite file and on a
 # PostgreSQL database: a new database per test on the server that

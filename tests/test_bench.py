@@ -213,3 +213,16 @@ def test_a_presets_training_reports_its_share_of_time_in_ppo_updates(monkeypatch
     assert notes[bench.UPDATE_SHARE] == 0.75
     lines = bench.summary_lines({}, {f"train {preset} preset (batched)": notes})
     assert f"{preset} training: 75% of its time in PPO updates, 25% in rollouts" in lines
+
+
+def test_a_plain_training_measurement_leaves_no_folder_in_the_temporary_folder(monkeypatch, tmp_path):
+    """SB3's model makes an empty ``SB3-date-time`` folder in the system's temporary folder
+    each time it learns without a logger of its own; the bench's plain MaskablePPO has one
+    that logs nothing."""
+    import tempfile
+
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)  # tests/conftest.py sets it
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    _, _, plain = bench.PLAN.trainings[0]
+    assert bench.MEASURES[plain](1) > 0  # one rollout: SB3's 2,048 steps x 8 envs
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("SB3-")] == []

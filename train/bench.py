@@ -182,6 +182,7 @@ def train_plain(game: str, bot: str, timesteps: int) -> float:
     """Plain MaskablePPO (SB3's defaults) on 8 of the game's Gymnasium envs against ``bot``."""
     import torch
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from agents import make_agent
@@ -191,6 +192,7 @@ def train_plain(game: str, bot: str, timesteps: int) -> float:
     env_class = games.load(spec.env)
     env = DummyVecEnv([lambda: env_class(opponent=make_agent(spec.name, bot)) for _ in range(8)])
     model = MaskablePPO("MlpPolicy", env, seed=0, device="cpu")
+    model.set_logger(Logger(None, []))  # nothing logged: no SB3-date-time folder in /tmp
     start = time.perf_counter()
     model.learn(timesteps)
     return model.num_timesteps / (time.perf_counter() - start)
