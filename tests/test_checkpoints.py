@@ -29,6 +29,7 @@ from games.dice420 import codec as codec420
 from games.dice420 import game as g
 from core.dice import RandomDice
 from core.preset import Preset
+from core.spec import names as registered_games
 from train import checkpoint
 from train.__main__ import main as train_main
 from train.presets import PRESETS
@@ -679,6 +680,21 @@ def test_a_network_part_made_for_the_other_game_is_refused(saved, tmp_path):
         CheckpointError,
         match=f"{re.escape(str(path.with_suffix('.json')))}: policy: "
         r"Rank421Features reads 421 observations",
+    ) as e:
+        PPOAgent.load(path)
+    one_line(str(e.value))
+
+
+def test_a_checkpoint_of_a_game_this_program_does_not_have_is_refused_by_its_game(saved, tmp_path):
+    """Not by the network part the game would bring (an extractor of its own, unknown here)."""
+    path = bad_copy(saved, tmp_path, "chess", policy={"features_extractor": "ChessFeatures"})
+    meta = json.loads(path.with_suffix(".json").read_text())
+    meta["game"] = "chess"
+    path.with_suffix(".json").write_text(json.dumps(meta))
+    with pytest.raises(
+        CheckpointError,
+        match=f"{re.escape(str(path.with_suffix('.json')))}: game 'chess' is not a game this program has "
+        + re.escape(f"(known: {', '.join(registered_games())})"),
     ) as e:
         PPOAgent.load(path)
     one_line(str(e.value))
