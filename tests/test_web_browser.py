@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.request
@@ -98,10 +99,15 @@ class Browser:
     """Just enough of the DevTools protocol: evaluate, click, wait, screenshot."""
 
     def __init__(self, profile: Path):
+        # Chromium keeps a folder of its own in TMPDIR (its singleton socket), left there when
+        # it is stopped: a short one of the test's, removed on close (a socket path has at
+        # most 107 characters, more than a test's tmp_path may leave)
+        self.tmp = tempfile.TemporaryDirectory(prefix="chromium-")
         self.proc = subprocess.Popen(
             [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            env={**os.environ, "TMPDIR": self.tmp.name},
         )
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + 15
@@ -191,6 +197,8 @@ class Browser:
             self.proc.wait(5)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+            self.proc.wait(5)
+        self.tmp.cleanup()
 
 
 @pytest.fixture
