@@ -30,8 +30,8 @@ PPO_421 = Preset(
         batch_size=4096,
         n_epochs=4,
         # falling to 0 over the run (lr_final, lr_power); this preset, seed 0, is the shipped bot.
-        # From 2e-3 seeds 0-2 end 0.0833, 0.0849 and 0.1109 pp short (0.0894, 0.1107, 0.0922
-        # here): the worst seed as high (docs/results.md, the eighteenth idea)
+        # From 2e-3 seeds 0-2 end 0.0833, 0.0849 and 0.1109 pp short (from 1.5e-3: 0.0894,
+        # 0.1107, 0.0922): the worst seed as high (docs/results.md, the eighteenth idea)
         learning_rate=1.5e-3,
         gamma=1.0,
         # the value targets lean on the critic, not on the dice that follow. With the straight
