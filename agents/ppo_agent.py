@@ -359,11 +359,13 @@ def load_metadata(path: Path) -> dict[str, Any]:
         )
     if not isinstance(meta.get("game"), str):
         raise CheckpointError(f"{meta_path}: game is {meta.get('game')!r}, not a game name")
-    if meta["game"] not in registered.names():  # before its policy, whose parts a game may name
+    try:  # before its policy, whose parts a game may name
+        registered.get(meta["game"])
+    except ValueError:
         known = ", ".join(registered.names()) or registered.NONE_REGISTERED
         raise CheckpointError(
             f"{meta_path}: game {meta['game'][:80]!r} is not a game this program has (known: {known})"
-        )
+        ) from None
     if "env" in meta and not isinstance(meta["env"], dict):
         raise CheckpointError(f"{meta_path}: env is {meta['env']!r}, not an object of game options")
     digest = meta.get("weights_sha256")
