@@ -624,7 +624,9 @@ def test_a_refresh_answered_after_the_pages_own_move_does_not_show_the_move_twic
     try:
         page.send("Page.navigate", url=f"{served}/?delay=0{made['link'][1:]}")
         page.wait("document.body && document.body.dataset.ready === '1'")
-        page.wait("state && !busy && !refreshing && state.waiting", timeout=10)
+        # the event stream's first message (it brings the table's version) has been handled,
+        # with the refresh it asks for: no request for news is on its way but the test's own
+        page.wait("state && shared.version !== null && !busy && !refreshing && state.waiting", timeout=10)
         before = page.js("state.events")
         # hold every request for news until the move is made and shown
         page.js(
