@@ -41,7 +41,20 @@ def run_quietly(main: Callable[[], int]) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout again at exit
         code = 1
+    _forget_handled_interrupts()
     sys.exit(code)
+
+
+def _forget_handled_interrupts() -> None:
+    """Let the program's status stand after a Ctrl-C it handled.
+
+    CPython marks a ``KeyboardInterrupt`` that leaves code run by ``exec`` of a string as
+    not handled, even when the program catches it further up (``dataclasses`` makes its
+    methods that way, so a Ctrl-C during an import can land there).  ``python -m`` then
+    ends the program with SIGINT at exit instead of its status: a caller sees it killed
+    (-2) rather than 130.  The mark is cleared each time ``exec`` runs a string, which
+    this does; ``main`` has returned, so any interrupt it saw was handled."""
+    exec("None", {})
 
 
 def seed_number(text: str) -> int:

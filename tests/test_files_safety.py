@@ -410,3 +410,23 @@ def test_ctrl_c_at_any_moment_of_python_m_play_is_one_line_and_130(delay):
     code, err = _interrupt(["evaluate", "420", "--agent", "greedy", "--games", "10000000", "--seed", "1"], delay)
     assert code == 130, err
     assert "Traceback" not in err and err.strip() == "Interrupted.", err
+
+
+def test_a_ctrl_c_caught_after_it_left_code_run_by_exec_still_ends_python_m_with_130(tmp_path):
+    """A Ctrl-C during an import can land in code that ``exec`` runs (``dataclasses``
+    makes its methods so); CPython then marks it as not handled although ``main`` caught
+    it, and ``python -m`` would end the program by SIGINT (-2 to a caller), not with the
+    status 130 it returned.  ``core.cli.run_quietly`` keeps the status: the same program
+    every time, where the test above meets that moment only now and then."""
+    (tmp_path / "caught_in_exec.py").write_text(
+        "from core.cli import run_quietly\n"
+        "def main():\n"
+        "    try:\n"
+        "        exec('raise KeyboardInterrupt')\n"
+        "    except KeyboardInterrupt:\n"
+        "        return 130\n"
+        "run_quietly(main)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
+    done = subprocess.run([sys.executable, "-m", "caught_in_exec"], cwd=tmp_path, env=env, capture_output=True)
+    assert done.returncode == 130, done.stderr.decode()
