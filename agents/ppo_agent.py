@@ -41,7 +41,6 @@ import torch
 from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-from agents.activations import ACTIVATIONS
 from agents.base import BatchedAgent
 from core import spec as registered
 from core.files import FileRefused, parse_json, read_regular
@@ -50,6 +49,7 @@ from core.files import fsync_dir as _fsync_dir  # noqa: F401
 
 FORMAT = "dice-arena-policy"
 FORMAT_VERSION = 1
+ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
 POLICY_KEYS = ("class", "net_arch", "activation", "features_extractor", "features_extractor_kwargs")
 MAX_JSON_BYTES = 1 << 20  # a checkpoint's metadata: far more than any run writes
 MAX_JSON_DEPTH = 32  # and how deeply its JSON may nest (a run's is 4 deep)

@@ -61,11 +61,7 @@ def _rate(value):
     return value[0] if isinstance(value, tuple) else value
 
 
-ENVIRONMENTS = [
-    n
-    for n in bench.MEASURES
-    if n not in bench.PLAN.steps and n not in pig_bench.PEERS and n not in bench.PLAN.activations
-]
+ENVIRONMENTS = [n for n in bench.MEASURES if n not in bench.PLAN.steps and n not in pig_bench.PEERS]
 
 
 @pytest.mark.parametrize("name", ENVIRONMENTS)
@@ -235,35 +231,3 @@ def test_a_plain_training_measurement_leaves_no_folder_in_the_temporary_folder(m
     bench.MEASURES[plain](1)
     assert collected == [1]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("SB3-")] == []
-
-
-def test_each_activation_is_measured_in_rows_through_a_layer_and_set_against_tanh(monkeypatch, capsys):
-    """Every activation a policy may name is measured; a layer call (forward and backward)
-    moves the clock by a fixed time per row, tanh's twice fast_tanh's, so the rates and
-    their ratio are known exactly."""
-    import torch
-
-    from agents import activations
-
-    assert bench.PLAN.activations == [bench.activation_label(name) for name in activations.ACTIVATIONS]
-    now = [0.0]
-    monkeypatch.setattr(bench, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
-    tick = {"tanh": 2e-6, "fast_tanh": 1e-6, "relu": 0.5e-6}
-
-    def timed(name):
-        class Layer(torch.nn.Module):
-            def forward(self, x):
-                now[0] += tick[name] * len(x)
-                return x * 1.0
-
-        return Layer
-
-    monkeypatch.setattr(activations, "ACTIVATIONS", {name: timed(name) for name in tick})
-    monkeypatch.setattr(bench, "measure", _in_process)
-    assert bench.main(["--seconds", "0.1", "--only", "activation"]) == 0
-    out = capsys.readouterr().out
-    assert all(len(line) <= bench.WIDTH for line in out.splitlines()), out
-    for name, seconds in tick.items():
-        assert f"{bench.activation_label(name):<52} {1 / seconds:>12,.0f}" in out
-    assert "fast_tanh activation / tanh, forward and backward: 2.00x" in out
-    assert "relu activation / tanh, forward and backward: 4.00x" in out

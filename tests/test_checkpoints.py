@@ -739,20 +739,3 @@ def test_metadata_larger_than_a_megabyte_is_refused(saved, tmp_path):
     path.with_suffix(".json").write_text(json.dumps(meta))
     with pytest.raises(CheckpointError, match="huge.json: the checkpoint metadata file is larger than 1,048,576 bytes"):
         PPOAgent.load(path)
-
-
-def test_a_checkpoint_naming_fast_tanh_loads_with_it_and_plays_as_its_tanh_twin(saved, tmp_path):
-    """``policy.activation: fast_tanh`` builds its hidden layers with ``FastTanh``; the same
-    weights with tanh give the same hidden values but for float rounding."""
-    from agents.activations import FastTanh
-
-    twin = PPOAgent.load(bad_copy(saved, tmp_path, "tanh"))
-    fast = plays_a_game(bad_copy(saved, tmp_path, "fast", policy={"activation": "fast_tanh"}))
-    kinds = [type(m) for m in fast.policy.mlp_extractor.modules() if not list(m.children())]
-    assert FastTanh in kinds and torch.nn.Tanh not in kinds
-    assert torch.nn.Tanh in [type(m) for m in twin.policy.mlp_extractor.modules()]
-    width = fast.policy.mlp_extractor.policy_net[0].in_features
-    x = 3 * torch.randn(256, width, generator=torch.Generator().manual_seed(0))
-    with torch.no_grad():
-        h_fast, h_tanh = fast.policy.mlp_extractor.policy_net(x), twin.policy.mlp_extractor.policy_net(x)
-    assert torch.allclose(h_fast, h_tanh, rtol=0, atol=1e-5) and not torch.equal(h_fast, h_tanh)

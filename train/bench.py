@@ -21,10 +21,6 @@ folder, in the module its ``GameSpec.bench`` names (``games/dice420/bench.py``):
   every game's batched env is set against;
 * ``summary(results, notes, ours)``: the game's own lines on its batched env
   against the random bot (the measurement ``ours``) and its peers.
-
-The hidden layers' activations a policy may name (``agents.activations``) are measured
-too, in rows per second through one layer, forward and backward; each is set against
-tanh (``--only activation`` for just these).
 """
 
 from __future__ import annotations
@@ -148,35 +144,6 @@ def peer(measure: Callable[[float, Callable], Any], seconds: float):
 
 
 # --- training throughput --------------------------------------------------------
-ACTIVATION_ROWS, ACTIVATION_WIDTH = 4096, 256  # a minibatch of the presets' hidden layers
-
-
-def activation_label(name: str) -> str:
-    """The measurement of a hidden layer's activation, as the table names it."""
-    return f"{name} activation, rows of {ACTIVATION_WIDTH} (fwd + bwd)"
-
-
-def activation(name: str, seconds: float) -> float:
-    """Rows/s through one hidden layer's activation ``name`` (``agents.activations``),
-    forward and backward, ``ACTIVATION_ROWS`` rows at a time on two threads, as the
-    presets train (the best window, as for the envs)."""
-    import torch
-
-    from agents.activations import ACTIVATIONS
-
-    torch.set_num_threads(2)
-    layer = ACTIVATIONS[name]()
-    x = torch.randn(ACTIVATION_ROWS, ACTIVATION_WIDTH, generator=torch.Generator().manual_seed(0))
-    x.requires_grad_(True)
-    grad = torch.ones_like(x)
-
-    def run() -> int:
-        layer(x).backward(grad)
-        return ACTIVATION_ROWS
-
-    return _timed(run, seconds)
-
-
 UPDATE_SHARE = "share of the time in PPO updates"  # train_preset's note
 
 
@@ -249,7 +216,6 @@ class Plan:
     shared: dict[str, tuple[str, str]] = field(default_factory=dict)  # figure -> (peer, its note)
     summaries: list[tuple[Callable, str]] = field(default_factory=list)  # a game's summary, its batched env
     trainings: list[tuple[str, str, str]] = field(default_factory=list)  # preset, its measurement, plain's
-    activations: list[str] = field(default_factory=list)  # the hidden layers' activations (rows/s)
 
 
 def plan() -> Plan:
@@ -286,11 +252,6 @@ def plan() -> Plan:
             found.measures[plain] = functools.partial(train_plain, name, bot)
             found.steps.update({mine: "train_steps", plain: "plain_steps"})
             found.trainings.append((preset, mine, plain))
-    from agents.activations import ACTIVATIONS  # torch's layers: the tanh kernel's peers
-
-    for name in ACTIVATIONS:
-        found.measures[activation_label(name)] = functools.partial(activation, name)
-        found.activations.append(activation_label(name))
     return found
 
 
@@ -339,13 +300,6 @@ def summary_lines(results: dict[str, Any], notes: dict[str, dict]) -> list[str]:
             lines.append(f"single {label} env / {BLACKJACK.split()[0]}: {single / blackjack:.2f}x")
     for summary, ours in PLAN.summaries:
         lines += summary(results, notes, ours)
-    from agents.activations import ACTIVATIONS
-
-    tanh = results.get(activation_label("tanh"))
-    for name in ACTIVATIONS:
-        rate = results.get(activation_label(name))
-        if name != "tanh" and tanh and rate:
-            lines.append(f"{name} activation / tanh, forward and backward: {rate / tanh:.2f}x")
     for preset, mine, plain in PLAN.trainings:
         if results.get(mine) and results.get(plain):
             lines.append(
