@@ -48,12 +48,13 @@ def run_quietly(main: Callable[[], int]) -> None:
 def _forget_handled_interrupts() -> None:
     """Let the program's status stand after a Ctrl-C it handled.
 
-    CPython marks a ``KeyboardInterrupt`` that leaves code run by ``exec`` of a string as
-    not handled, even when the program catches it further up (``dataclasses`` makes its
-    methods that way, so a Ctrl-C during an import can land there).  ``python -m`` then
-    ends the program with SIGINT at exit instead of its status: a caller sees it killed
-    (-2) rather than 130.  The mark is cleared each time ``exec`` runs a string, which
-    this does; ``main`` has returned, so any interrupt it saw was handled."""
+    CPython marks a ``KeyboardInterrupt`` that leaves code run by ``exec`` or ``eval`` of a
+    string as not handled, even when the program catches it further up (``dataclasses``
+    builds its methods that way, so a Ctrl-C during a lazy import can land there).
+    ``python -m`` then ends the program with SIGINT at exit instead of its status: a
+    caller sees it killed (-2) rather than 130.  The mark is cleared each time ``exec``
+    runs a string, which this does (checked on CPython 3.11); ``main`` has returned, so
+    any interrupt it saw was handled."""
     exec("None", {})
 
 

@@ -625,8 +625,9 @@ def test_a_refresh_answered_after_the_pages_own_move_does_not_show_the_move_twic
         page.send("Page.navigate", url=f"{served}/?delay=0{made['link'][1:]}")
         page.wait("document.body && document.body.dataset.ready === '1'")
         # the event stream's first message (it brings the table's version) has been handled,
-        # with the refresh it asks for: no request for news is on its way but the test's own
-        page.wait("state && shared.version !== null && !busy && !refreshing && state.waiting", timeout=10)
+        # with the refresh it asks for: no request for news is on its way before the test
+        # sends its own
+        page.wait('state && typeof shared.version === "number" && !busy && !refreshing && state.waiting', timeout=10)
         before = page.js("state.events")
         # hold every request for news until the move is made and shown
         page.js(

@@ -1,7 +1,6 @@
 """``python -m play.web``: the web table (see ``play.web.cli``)."""
 
-import sys
-
+from core.cli import run_quietly
 from play.web.cli import main
 
-sys.exit(main())
+run_quietly(main)
