@@ -5,11 +5,6 @@
 ``SplitMlpPolicy`` splits one extractor between the actor and the critic (for
 extractors made of two halves, such as 420's ``Keep420Features``).  A game's
 own extractors are in its folder and named by its spec (``GameSpec.features``).
-
-An extractor may also list an observation's features as rows of a table made from a
-first layer's weights (``active_rows`` and ``rows_table``): one row per one-hot
-component, one per thermometer.  A first layer then takes its sum as a few lookups
-(``FastMlpPolicy.sum_first_layer``) instead of a product with the mostly-zero features.
 """
 
 from __future__ import annotations
@@ -19,9 +14,7 @@ from functools import partial
 import gymnasium as gym
 import numpy as np
 import torch
-import torch.nn.functional as F
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-from stable_baselines3.common.preprocessing import preprocess_obs
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 
 MASKED_LOGIT = -1e8  # what sb3-contrib's MaskableCategorical puts on illegal actions
@@ -43,35 +36,10 @@ class OneHotInts(BaseFeaturesExtractor):
         self.register_buffer("top", sizes - 1, persistent=False)
         self.register_buffer("offsets", torch.cumsum(sizes, 0) - sizes, persistent=False)
 
-    def _hot(self, obs: torch.Tensor) -> torch.Tensor:
-        """The feature set to 1 by each component, (rows, components)."""
-        return torch.minimum((obs.long() - self.low).clamp(min=0), self.top) + self.offsets
-
-    def active_rows(self, obs: torch.Tensor) -> torch.Tensor:
-        """The one feature set to 1 by each component, as rows of :meth:`rows_table`
-        (rows, components): a row's features times a weight are these rows' sum."""
-        return self._hot(obs)
-
-    def rows_table(self, weight_t: torch.Tensor) -> torch.Tensor:
-        """The table :meth:`active_rows` points into, for a first layer's weight transposed
-        (features, units): the weight itself, one row per feature."""
-        return weight_t[: self.one_hot_dim]
-
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        idx = torch.minimum((obs.long() - self.low).clamp(min=0), self.top) + self.offsets
         out = torch.zeros(obs.shape[0], self.one_hot_dim, device=obs.device)
-        return out.scatter_(1, self._hot(obs), 1.0)
-
-
-def thermometer_table(weight_t: torch.Tensor, sizes: torch.Tensor) -> torch.Tensor:
-    """For features made of thermometers of ``sizes`` bits, one after the other, and a
-    first layer's weight transposed (features, units): the sum of each thermometer's first
-    ``c`` rows, for ``c`` from 0 to its size, thermometer after thermometer (``sum(sizes +
-    1)`` rows).  A thermometer showing ``c`` bits times the weight is its row ``c``."""
-    sums = torch.cat([weight_t.new_zeros(1, weight_t.shape[1]), weight_t.cumsum(0)])
-    starts = torch.cumsum(sizes, 0) - sizes
-    counts = torch.cat([torch.arange(int(n) + 1, device=weight_t.device) for n in sizes])
-    first = torch.repeat_interleave(starts, sizes + 1)
-    return sums[first + counts] - sums[first]
+        return out.scatter_(1, idx, 1.0)
 
 
 class ThermometerInts(BaseFeaturesExtractor):
@@ -92,42 +60,9 @@ class ThermometerInts(BaseFeaturesExtractor):
         step = torch.cat([torch.arange(1, int(n) + 1) for n in sizes]) if len(sizes) else torch.zeros(0)
         self.register_buffer("component", component, persistent=False)
         self.register_buffer("threshold", low[component] + step, persistent=False)
-        self.register_buffer("low", low, persistent=False)
-        self.register_buffer("sizes", sizes, persistent=False)
-        self.register_buffer("offsets", torch.cumsum(sizes + 1, 0) - sizes - 1, persistent=False)
-
-    def active_rows(self, obs: torch.Tensor) -> torch.Tensor:
-        """Each component's thermometer as one row of :meth:`rows_table` (rows, components):
-        its row for the number of bits it shows."""
-        return torch.minimum((obs.long() - self.low).clamp(min=0), self.sizes) + self.offsets
-
-    def rows_table(self, weight_t: torch.Tensor) -> torch.Tensor:
-        """The table :meth:`active_rows` points into (``thermometer_table``)."""
-        return thermometer_table(weight_t, self.sizes)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return (obs[:, self.component] >= self.threshold).float()
-
-
-class _SummedLinear(torch.autograd.Function):
-    """A Linear layer on an extractor's features, ``features(obs) @ weight.T + bias``, whose
-    sums are lookups: each row adds up its ``active_rows`` of the extractor's
-    ``rows_table`` of the weight.  The weight's gradient is the product with the features,
-    made only when asked for (the update; a rollout asks for none)."""
-
-    @staticmethod
-    def forward(ctx, weight, bias, obs, extractor):
-        ctx.extractor = extractor
-        ctx.save_for_backward(obs)
-        table = extractor.rows_table(weight.T).contiguous()
-        return F.embedding_bag(extractor.active_rows(obs), table, mode="sum").add_(bias)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (obs,) = ctx.saved_tensors
-        grad_weight = grad.T @ ctx.extractor(obs) if ctx.needs_input_grad[0] else None
-        grad_bias = grad.sum(0) if ctx.needs_input_grad[1] else None
-        return grad_weight, grad_bias, None, None
 
 
 class FastMlpPolicy(MaskableActorCriticPolicy):
@@ -147,13 +82,7 @@ class FastMlpPolicy(MaskableActorCriticPolicy):
       ``Categorical`` distribution object per step.
 
     Checkpoints load into either class.
-
-    ``sum_first_layer()`` (training's ``Preset.summed_first_layer``) makes the first
-    Linear layers of both networks take their sums as lookups of the extractor's
-    ``active_rows``: the same function, rounded differently.
     """
-
-    summed_first_layer = False
 
     def __init__(self, observation_space: gym.spaces.Space, action_space: gym.spaces.Space, *args, **kwargs):
         if not isinstance(action_space, gym.spaces.Discrete):
@@ -192,30 +121,7 @@ class FastMlpPolicy(MaskableActorCriticPolicy):
         first = torch.empty(len(distinct), dtype=torch.long, device=obs.device).scatter_(0, inverse, rows)
         return obs[first], inverse, first
 
-    def sum_first_layer(self) -> None:
-        """Take the sums of the policy and value networks' first layers as lookups (see
-        ``_SummedLinear``); a ValueError if this network's parts do not allow it."""
-        extractor = self.features_extractor
-        nets = (self.mlp_extractor.policy_net, self.mlp_extractor.value_net)
-        why = None
-        if not (hasattr(extractor, "active_rows") and hasattr(extractor, "rows_table")):
-            why = f"its features extractor {type(extractor).__name__} has no active_rows and rows_table"
-        elif not self.share_features_extractor or type(self.mlp_extractor) is not MlpExtractor:
-            why = "the policy and value networks do not read the same features through SB3's MlpExtractor"
-        elif not all(len(net) and isinstance(net[0], torch.nn.Linear) for net in nets):
-            why = "the policy and value networks do not both start with a Linear layer"
-        if why:
-            raise ValueError(f"the first layer cannot be summed by lookups: {why}")
-        self.summed_first_layer = True
-
     def _latents(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        if self.summed_first_layer:
-            pi, vf = self.mlp_extractor.policy_net, self.mlp_extractor.value_net
-            weight = torch.cat([pi[0].weight, vf[0].weight])
-            bias = torch.cat([pi[0].bias, vf[0].bias])
-            obs = preprocess_obs(obs, self.observation_space, normalize_images=self.normalize_images)
-            sums = _SummedLinear.apply(weight, bias, obs, self.features_extractor)
-            return pi[1:](sums[:, : pi[0].out_features]), vf[1:](sums[:, pi[0].out_features :])
         features = self.extract_features(obs)
         if self.share_features_extractor:
             return self.mlp_extractor(features)

@@ -61,10 +61,6 @@ class Preset:
     # from ``q_advantage`` to ``q_advantage_final`` over the run (None: constant)
     q_advantage: float = 0.0
     q_advantage_final: float | None = None
-    # the first layers of the policy and value networks take their sums as lookups of the
-    # features extractor's active rows (``FastMlpPolicy.sum_first_layer``): the same network,
-    # less work, other rounding
-    summed_first_layer: bool = False
     env: dict[str, Any] = field(default_factory=dict)  # game options (421: n_players, pot)
     # More keyword arguments of the training env only (the game's batched or live env, as
     # ``train.run.make_env`` builds it): a training aid the env offers, such as exploring
@@ -117,7 +113,6 @@ LEARNING_FIELDS = (
     "ent_coef_final",
     "q_advantage",
     "q_advantage_final",
-    "summed_first_layer",
     "train_env",
     "pool",
     "snapshots",

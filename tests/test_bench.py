@@ -61,10 +61,7 @@ def _rate(value):
     return value[0] if isinstance(value, tuple) else value
 
 
-NETWORKS = [bench.network_label(preset, summed) for preset in bench.PLAN.networks for summed in (False, True)]
-ENVIRONMENTS = [
-    n for n in bench.MEASURES if n not in bench.PLAN.steps and n not in pig_bench.PEERS and n not in NETWORKS
-]
+ENVIRONMENTS = [n for n in bench.MEASURES if n not in bench.PLAN.steps and n not in pig_bench.PEERS]
 
 
 @pytest.mark.parametrize("name", ENVIRONMENTS)
@@ -234,30 +231,3 @@ def test_a_plain_training_measurement_leaves_no_folder_in_the_temporary_folder(m
     bench.MEASURES[plain](1)
     assert collected == [1]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("SB3-")] == []
-
-
-def test_a_network_is_measured_with_its_first_layer_dense_and_summed_and_set_side_by_side(monkeypatch, capsys):
-    """Each TRAINING preset whose features list their active rows (421's, not 420's split
-    network) is measured both ways; an update moves the clock by a fixed time per row, the
-    dense layer's twice the summed one's, so the rates and their ratio are known exactly."""
-    from agents.features import FastMlpPolicy
-
-    assert bench.PLAN.networks == ["ppo-421"]
-    now = [0.0]
-    monkeypatch.setattr(bench, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
-    evaluate = FastMlpPolicy._evaluated  # what every policy class's evaluate_actions runs
-    tick = {False: 2e-6, True: 1e-6}  # by summed_first_layer
-
-    def timed(self, obs, actions, action_masks=None):
-        now[0] += tick[self.summed_first_layer] * len(obs)
-        return evaluate(self, obs, actions, action_masks)
-
-    monkeypatch.setattr(FastMlpPolicy, "_evaluated", timed)
-    monkeypatch.setattr(bench, "measure", _in_process)
-    assert bench.main(["--seconds", "0.1", "--only", "first layer"]) == 0
-    out = capsys.readouterr().out
-    assert all(len(line) <= bench.WIDTH for line in out.splitlines()), out
-    for summed, seconds in tick.items():
-        assert f"{bench.network_label('ppo-421', summed):<52} {1 / seconds:>12,.0f}" in out
-    assert "ppo-421 network, summed first layer / dense, forward and backward: 2.00x" in out
-    assert "ppo-420" not in out

@@ -80,21 +80,3 @@ def test_dice_in_any_order_read_as_the_same_hand_and_other_shapes_are_refused():
     assert int(therm[2, 2].sum()) == 1  # 3-2-2, the lowest hand: bit 0 alone
     with pytest.raises(ValueError, match="Rank421Features reads 421 observations"):
         Rank421Features(gym.spaces.Box(0, 6, (8,), dtype=np.int64))
-
-
-def test_a_first_layer_summed_by_lookups_is_its_product_with_the_features():
-    """28 rows per observation: the one-hot code's 25, then each hand's thermometer as the
-    running sum of its weights up to its rank; real observations and out-of-range ones."""
-    extractor = Rank421Features(game_spaces("421")[0])
-    real, _, _ = rollout_batch_421(n=300)
-    rng = np.random.default_rng(3)
-    low, high = game_spaces("421")[0].low, game_spaces("421")[0].high
-    wild = torch.as_tensor(rng.integers(low - 2, high + 3, size=(300, len(low))))
-    weight_t = torch.as_tensor(rng.normal(size=(extractor.features_dim, 40)), dtype=torch.float32)
-    table = extractor.rows_table(weight_t)
-    assert len(table) == extractor.one_hot_dim + len(HAND_STARTS) * (N_HANDS + 1)
-    for obs in (real, wild):
-        rows = extractor.active_rows(obs)
-        assert rows.shape == (len(obs), 25 + len(HAND_STARTS))
-        summed = torch.nn.functional.embedding_bag(rows, table.contiguous(), mode="sum")
-        assert torch.allclose(summed, extractor(obs) @ weight_t, atol=1e-4)

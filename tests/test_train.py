@@ -388,39 +388,6 @@ def test_a_game_without_a_solver_or_batched_env_is_refused_in_one_line(tmp_path,
     assert prepare(config)[0].seed == 0
 
 
-def test_summed_first_layer_reaches_the_policy_and_a_network_without_it_is_one_line(tmp_path):
-    """``Preset.summed_first_layer``: the built model's policy sums its first layer by
-    lookups (421's rank features); 420's network, whose features are not listed as rows,
-    is refused in one line."""
-    import dataclasses
-
-    from train.checkpoint import RunError
-    from train.presets import PRESETS
-    from train.run import RunConfig, build_model, make_env
-
-    def model_of(preset):
-        config = RunConfig(preset, 1024, 0, 8, tmp_path / "runs", tmp_path / "ck", "x")
-        return build_model(config, make_env(config))
-
-    ppo421 = PRESETS["ppo-421"]
-    summed = dataclasses.replace(ppo421, summed_first_layer=True)
-    assert model_of(summed).policy.summed_first_layer is True
-    assert model_of(dataclasses.replace(ppo421, summed_first_layer=False)).policy.summed_first_layer is False
-    with pytest.raises(RunError) as info:
-        model_of(dataclasses.replace(PRESETS["ppo-420"], summed_first_layer=True))
-    assert str(info.value) == (
-        "preset ppo-420: summed_first_layer: the first layer cannot be summed by lookups: its features "
-        "extractor Keep420Features has no active_rows and rows_table"
-    )
-    plain = dataclasses.replace(ppo421, policy={**ppo421.policy, "class": "MlpPolicy"}, summed_first_layer=True)
-    with pytest.raises(RunError) as info:
-        model_of(plain)
-    assert str(info.value) == (
-        "preset ppo-421: summed_first_layer: policy class MaskableActorCriticPolicy cannot sum its first layer "
-        "(FastMlpPolicy and the classes built on it can)"
-    )
-
-
 def test_train_env_reaches_the_training_env_and_a_bad_one_is_one_line(tmp_path, monkeypatch):
     """``Preset.train_env``: keyword arguments the training env takes (421's batched env:
     ``exploring_starts``); a name it does not take, or a game that trains on its Gymnasium

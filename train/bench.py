@@ -21,11 +21,6 @@ folder, in the module its ``GameSpec.bench`` names (``games/dice420/bench.py``):
   every game's batched env is set against;
 * ``summary(results, notes, ours)``: the game's own lines on its batched env
   against the random bot (the measurement ``ours``) and its peers.
-
-A ``TRAINING`` preset's network whose features list their active rows is measured
-twice more, in rows per second through a PPO update's forward and backward, with
-its first layer as a product and summed by lookups (``Preset.summed_first_layer``):
-``--only "first layer"`` for just these.
 """
 
 from __future__ import annotations
@@ -149,55 +144,6 @@ def peer(measure: Callable[[float, Callable], Any], seconds: float):
 
 
 # --- training throughput --------------------------------------------------------
-NETWORK_ROWS = 4096  # the presets' minibatch
-
-
-def network_label(preset_name: str, summed: bool) -> str:
-    """The measurement of a preset's network with its first layer as a product or summed."""
-    return f"{preset_name} network, {'summed' if summed else 'dense'} first layer (rows, fwd+bwd)"
-
-
-def _summable(preset_name: str) -> bool:
-    """Whether the preset's features extractor lists its active rows (for the first layer)."""
-    from agents.ppo_agent import feature_extractors
-    from train.presets import PRESETS
-
-    extractor = PRESETS[preset_name].policy.get("features_extractor")
-    return hasattr(feature_extractors().get(extractor), "active_rows")
-
-
-def network(preset_name: str, summed: bool, seconds: float) -> float:
-    """Rows/s through the preset's freshly built network in a PPO update: ``evaluate_actions``
-    on ``NETWORK_ROWS`` random observations of the game's space (random actions), then the
-    backward of a loss of all three outputs, on the preset's threads (the best window)."""
-    import numpy as np
-    import torch
-
-    from agents.ppo_agent import game_spaces, policy_class_from, policy_kwargs_from
-    from train.presets import PRESETS
-
-    preset = PRESETS[preset_name]
-    torch.set_num_threads(preset.threads)
-    torch.manual_seed(0)
-    obs_space, action_space = game_spaces(preset.game, preset.env)
-    policy = policy_class_from(preset.policy)(
-        obs_space, action_space, lambda _: 1e-3, **policy_kwargs_from(preset.policy)
-    )
-    if summed:
-        policy.sum_first_layer()
-    rng = np.random.default_rng(0)
-    obs = torch.as_tensor(rng.integers(obs_space.low, obs_space.high + 1, size=(NETWORK_ROWS, *obs_space.shape)))
-    actions = torch.as_tensor(rng.integers(0, action_space.n, size=NETWORK_ROWS))
-
-    def run() -> int:
-        values, log_probs, entropy = policy.evaluate_actions(obs, actions)
-        policy.zero_grad()
-        (values.mean() + log_probs.mean() + entropy.mean()).backward()
-        return NETWORK_ROWS
-
-    return _timed(run, seconds)
-
-
 UPDATE_SHARE = "share of the time in PPO updates"  # train_preset's note
 
 
@@ -270,7 +216,6 @@ class Plan:
     shared: dict[str, tuple[str, str]] = field(default_factory=dict)  # figure -> (peer, its note)
     summaries: list[tuple[Callable, str]] = field(default_factory=list)  # a game's summary, its batched env
     trainings: list[tuple[str, str, str]] = field(default_factory=list)  # preset, its measurement, plain's
-    networks: list[str] = field(default_factory=list)  # presets whose first layer is measured both ways
 
 
 def plan() -> Plan:
@@ -307,10 +252,6 @@ def plan() -> Plan:
             found.measures[plain] = functools.partial(train_plain, name, bot)
             found.steps.update({mine: "train_steps", plain: "plain_steps"})
             found.trainings.append((preset, mine, plain))
-            if _summable(preset):
-                for summed in (False, True):
-                    found.measures[network_label(preset, summed)] = functools.partial(network, preset, summed)
-                found.networks.append(preset)
     return found
 
 
@@ -359,10 +300,6 @@ def summary_lines(results: dict[str, Any], notes: dict[str, dict]) -> list[str]:
             lines.append(f"single {label} env / {BLACKJACK.split()[0]}: {single / blackjack:.2f}x")
     for summary, ours in PLAN.summaries:
         lines += summary(results, notes, ours)
-    for preset in PLAN.networks:
-        dense, summed = (results.get(network_label(preset, summed)) for summed in (False, True))
-        if dense and summed:
-            lines.append(f"{preset} network, summed first layer / dense, forward and backward: {summed / dense:.2f}x")
     for preset, mine, plain in PLAN.trainings:
         if results.get(mine) and results.get(plain):
             lines.append(

@@ -359,16 +359,6 @@ def build_model(config: RunConfig, env) -> BatchedMaskablePPO:
     model.gae_lambda_schedule = gae_lambda_schedule(config.preset)
     model.ent_coef_schedule = ent_coef_schedule(config.preset, config.timesteps)
     model.q_advantage_schedule = q_advantage_schedule(config.preset, config.timesteps)
-    if config.preset.summed_first_layer:
-        if not hasattr(model.policy, "sum_first_layer"):
-            raise RunError(
-                f"preset {config.preset.name}: summed_first_layer: policy class {type(model.policy).__name__} "
-                "cannot sum its first layer (FastMlpPolicy and the classes built on it can)"
-            )
-        try:
-            model.policy.sum_first_layer()
-        except ValueError as e:
-            raise RunError(f"preset {config.preset.name}: summed_first_layer: {e}") from None
     return model
 
 

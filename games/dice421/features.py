@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import torch
 
-from agents.features import OneHotInts, thermometer_table
+from agents.features import OneHotInts
 from games.dice421 import codec as codec421
 from games.dice421 import game as game421
 
@@ -43,27 +43,8 @@ class Rank421Features(OneHotInts):
             persistent=False,
         )
         self._features_dim = self.features_dim + len(starts) * n_hands
-        self.register_buffer("rank_sizes", torch.full((len(starts),), n_hands), persistent=False)
-        # where each hand's thermometer starts in rows_table
-        self.register_buffer(
-            "rank_offsets", self.one_hot_dim + (n_hands + 1) * torch.arange(len(starts)), persistent=False
-        )
-
-    def _ranks(self, obs: torch.Tensor) -> torch.Tensor:
-        """1 + the rank of each hand (0: no hand), (rows, hands)."""
-        dice = obs.long()[:, self.hand_dice].clamp(0, 7)  # (rows, hands, 3); out of 1..6: no hand
-        return self.rank_of[(dice * self.powers).sum(dim=-1)]
-
-    def active_rows(self, obs: torch.Tensor) -> torch.Tensor:
-        """``OneHotInts``'s rows, then one row per hand: its thermometer (rows, 28)."""
-        return torch.cat([self._hot(obs), self._ranks(obs) + self.rank_offsets], dim=1)
-
-    def rows_table(self, weight_t: torch.Tensor) -> torch.Tensor:
-        """The one-hot code's rows, then each hand's ``thermometer_table``."""
-        return torch.cat(
-            [super().rows_table(weight_t), thermometer_table(weight_t[self.one_hot_dim :], self.rank_sizes)]
-        )
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        ranks = self._ranks(obs)
+        dice = obs.long()[:, self.hand_dice].clamp(0, 7)  # (rows, hands, 3); out of 1..6: no hand
+        ranks = self.rank_of[(dice * self.powers).sum(dim=-1)]  # (rows, hands)
         return torch.cat([super().forward(obs), self.thermometer[ranks].reshape(len(obs), -1)], dim=1)
