@@ -4,7 +4,9 @@ stale lock of a killed run, and the file rules of ``train seeds`` / ``train swee
 
 While the program starts, either signal ends it in one line with status 128 + N (130,
 143); once a run trains, it saves the run (resumable), removes its lock and exits with
-the same status (``core.cli``, ``train.run``)."""
+the same status (``core.cli``, ``train.run``).  The project's other programs (``python
+-m train.bench``, ``games.dice421.reply``, ...) end in one line too, after their
+clean-ups."""
 
 from __future__ import annotations
 
@@ -314,3 +316,105 @@ def test_a_sweep_over_a_bad_or_foreign_sweep_file_is_refused_before_ray(tmp_path
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "another study" in err and "--overwrite" in err
     assert json.loads((tmp_path / "sweep.json").read_text()) == {"trials": [{"trial": 0}]}
+
+
+# --- the other programs: one line, after their clean-ups ---------------------------------
+
+
+def _program_ends() -> dict[str, str]:
+    """Each module of the project run as a program (``if __name__ == "__main__":``): the
+    source of that block."""
+    found = {}
+    for layer in ("core", "envs", "agents", "games", "train", "play"):
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            text = path.read_text()
+            at = text.find('\nif __name__ == "__main__":')
+            if at >= 0:
+                found[str(path.relative_to(ROOT))] = text[at:]
+    return found
+
+
+def test_every_program_of_the_project_ends_through_core_cli():
+    """A program that ends with ``sys.exit(main())`` prints a traceback on Ctrl-C or when
+    its reader goes away (``| head``); each goes through one of core.cli's runners (or
+    its own ``run()``, which does)."""
+    ends = _program_ends()
+    assert len(ends) >= 10, sorted(ends)  # the scan finds the programs
+    runners = re.compile(r"^\s+(run_quietly|run_program|run_interruptible)\(main\b|^\s+run\(\)$", re.M)
+    assert [path for path, block in ends.items() if not runners.search(block)] == []
+
+
+def test_run_interruptible_runs_the_clean_ups_then_ends_in_one_line(tmp_path):
+    (tmp_path / "cleans_up.py").write_text(
+        "import sys, time\n"
+        "from core.cli import run_interruptible\n"
+        "def main():\n"
+        "    try:\n"
+        "        print('working', flush=True)\n"
+        "        time.sleep(60)\n"
+        "    finally:\n"
+        "        open(sys.argv[1], 'w').write('cleaned up')\n"
+        "    return 0\n"
+        "run_interruptible(main)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        mark = tmp_path / f"mark{signum}"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "cleans_up", str(mark)],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        assert process.stdout.readline() == "working\n"  # in main, inside its try
+        process.send_signal(signum)
+        code, out, err = finish(process)
+        assert code == 128 + signum, (code, err)
+        assert err.strip() == f"interrupted ({'Ctrl-C' if signum == signal.SIGINT else 'SIGTERM'})", err
+        assert mark.read_text() == "cleaned up"
+
+
+def _group_left(pgid: int) -> list[int]:
+    """The processes still in process group ``pgid``."""
+    left = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                left.append(int(entry.name))
+    return left
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_the_bench_ends_it_and_its_measure_in_one_line():
+    """Ctrl-C in a terminal reaches the whole process group: the bench and the process of
+    the measure in progress. Before, each printed a KeyboardInterrupt traceback."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "train.bench", "--seconds", "1"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a process group of its own, as a terminal's job
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        assert process.stdout.readline().startswith("measurement")
+        time.sleep(1.0)  # inside the first measure, in its own process
+        os.killpg(process.pid, signal.SIGINT)
+        code, out, err = finish(process)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert code == 130, (code, err)
+    assert err.strip() == "interrupted (Ctrl-C)", err
+    deadline = time.monotonic() + 10
+    while _group_left(process.pid) and time.monotonic() < deadline:  # multiprocessing's helper ends on its own
+        time.sleep(0.1)
+    assert _group_left(process.pid) == []

@@ -29,7 +29,7 @@ import argparse
 import functools
 import multiprocessing as mp
 import resource
-import sys
+import signal
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -260,6 +260,7 @@ MEASURES = PLAN.measures
 
 
 def _child(name: str, arg, queue) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to answer: it ends this one
     try:
         value = MEASURES[name](arg)  # a rate, or (rate, notes): figures the summary uses
         queue.put((value, _peak_mb(), None))
@@ -274,7 +275,12 @@ def measure(name: str, arg):
     queue = ctx.Queue()
     proc = ctx.Process(target=_child, args=(name, arg, queue))
     proc.start()
-    result = queue.get()
+    try:
+        result = queue.get()
+    except BaseException:  # Ctrl-C or SIGTERM: the measure in progress ends with the program
+        proc.terminate()
+        proc.join()
+        raise
     proc.join()
     return result
 
@@ -359,4 +365,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from core.cli import run_interruptible
+
+    run_interruptible(main)

@@ -584,4 +584,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from core.cli import run_interruptible
+
+    run_interruptible(main)

@@ -1296,4 +1296,6 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from core.cli import run_interruptible
+
+    run_interruptible(main)

@@ -538,4 +538,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from core.cli import run_interruptible
+
+    run_interruptible(main)

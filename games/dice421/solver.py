@@ -671,10 +671,6 @@ def main(argv: list[str] | None = None) -> None:
     print(f"the optimal policy against its best reply wins {1 - best.value:.12f}")
 
 
-if __name__ == "__main__":
-    main()
-
-
 # ---------------------------------------------------------------- training reports
 
 
@@ -732,3 +728,9 @@ def format_figures(name: str, figures: dict, opponents, pot: int = 15) -> list[s
             else []
         ),
     ]
+
+
+if __name__ == "__main__":
+    from core.cli import run_interruptible
+
+    run_interruptible(main)

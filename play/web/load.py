@@ -617,4 +617,6 @@ def main(argv: Optional[Sequence[str]] = None, out: TextIO = sys.stdout) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from core.cli import run_interruptible
+
+    run_interruptible(main)
