@@ -50,6 +50,12 @@ class Preset:
     # the fall's shape: lr_final + (start - lr_final) * left ** lr_power, ``left`` the share of
     # the run still to go (1: a straight line; 2: low sooner, and low for longer)
     lr_power: float = 1.0
+    # if set, the updates of the last ``late_share`` of the run make this many passes over
+    # their rollout instead of ppo["n_epochs"], at the learning rate times n_epochs /
+    # n_epochs_late: the rate times the passes, what an update moves the network by when
+    # the rate is low, stays as it was, for fewer products per step
+    n_epochs_late: int | None = None
+    late_share: float = 0.5
     # if set, GAE lambda moves linearly from ppo["gae_lambda"] to this over the first
     # gae_lambda_steps steps, then stays there
     gae_lambda_final: float | None = None
@@ -108,6 +114,8 @@ LEARNING_FIELDS = (
     "ppo",
     "lr_final",
     "lr_power",
+    "n_epochs_late",
+    "late_share",
     "gae_lambda_final",
     "gae_lambda_steps",
     "ent_coef_final",

@@ -17,7 +17,7 @@ from core.dice import ScriptedDice
 from games.dice420 import game as g
 from games.dice420.vec import Vec420Env
 from train.fast import BatchedMaskablePPO
-from train.presets import PRESETS, ent_coef_schedule, gae_lambda_schedule, learning_rate_schedule
+from train.presets import PRESETS, ent_coef_schedule, epochs_schedule, gae_lambda_schedule, learning_rate_schedule
 
 SPEC = PRESETS["ppo-420"].policy
 
@@ -163,6 +163,50 @@ def test_the_learning_rate_falls_as_the_power_of_the_run_left(tmp_path):
     config = RunConfig(preset, timesteps=4000, seed=0, n_envs=16, logdir=tmp_path, checkpoint_dir=tmp_path, name="x")
     model = build_model(config, make_env(config))
     assert model.lr_schedule(1.0) == 0.002 and model.lr_schedule(0.5) == pytest.approx(0.0002 + 0.0018 / 4)
+
+
+def test_the_late_updates_make_fewer_passes_at_a_rate_raised_to_match(tmp_path):
+    from train.run import RunConfig, build_model, make_env
+
+    base = PRESETS["ppo-420"]
+    preset = replace(
+        base,
+        ppo={**base.ppo, "learning_rate": 0.002, "n_epochs": 4},
+        lr_final=0.0,
+        lr_power=1.0,
+        n_epochs_late=1,
+        late_share=0.25,
+    )
+    epochs = epochs_schedule(preset)  # of the share of the run left, as the learning rate
+    assert [epochs(left) for left in (1.0, 0.5, 0.25, 0.2499, 0.0)] == [4, 4, 4, 1, 1]
+    rate = learning_rate_schedule(preset)
+    assert rate(1.0) == 0.002 and rate(0.5) == pytest.approx(0.001) and rate(0.25) == pytest.approx(0.0005)
+    assert rate(0.2) == pytest.approx(4 * 0.0004)  # four times the fall's rate for a quarter of the passes
+    constant = learning_rate_schedule(replace(preset, lr_final=None))  # a constant rate, raised late
+    assert constant(1.0) == 0.002 and constant(0.1) == pytest.approx(0.008)
+    assert epochs_schedule(base) is None and base.n_epochs_late is None
+    for bad in (0, -2, 1.5, "2", True):
+        with pytest.raises(ValueError, match=f"preset {base.name}: n_epochs_late is a number of passes"):
+            epochs_schedule(replace(preset, n_epochs_late=bad))
+    for bad in (0, -0.5, 1.5, float("nan"), "0.5", True):
+        with pytest.raises(ValueError, match=f"preset {base.name}: late_share is a share of the run in"):
+            learning_rate_schedule(replace(preset, late_share=bad))
+    # a run: 4 rollouts of 16 x 8 steps; its updates happen with 3/4, 1/2, 1/4 and none of it left
+    preset = replace(preset, ppo={**preset.ppo, "n_steps": 8, "batch_size": 64}, late_share=0.5, n_epochs_late=2)
+    config = RunConfig(preset, timesteps=512, seed=0, n_envs=16, logdir=tmp_path, checkpoint_dir=tmp_path, name="x")
+    model = build_model(config, make_env(config))
+    logged = []
+
+    class Rows(KVWriter):
+        def write(self, key_values, key_excluded, step=0):
+            logged.append(dict(key_values))
+
+    model.set_logger(Logger(None, [Rows()]))
+    model.learn(512)
+    assert model._n_updates == 4 + 4 + 2 + 2  # SB3 counts the passes
+    updates = [row for row in logged if "train/n_epochs" in row]  # SB3 writes an update's row with the next
+    assert [row["train/n_epochs"] for row in updates] == [4, 4, 2]
+    assert [row["train/learning_rate"] for row in updates] == pytest.approx([0.0015, 0.001, 0.001])
 
 
 def test_a_run_takes_its_ent_coef_schedule_from_its_preset(tmp_path):

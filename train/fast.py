@@ -73,6 +73,8 @@ class BatchedMaskablePPO(MaskablePPO):
     ``gae_lambda_schedule``, if set, maps the steps done so far to the GAE lambda of the
     next rollout (the losses stay PPO's; only the advantage estimate's lambda moves), and
     ``ent_coef_schedule`` to the entropy coefficient of the update after it.
+    ``epochs_schedule``, if set, maps the share of the run still to go (as the learning
+    rate's schedule) to the passes each update makes over its rollout (``n_epochs``).
 
     ``q_advantage_schedule``, if set, maps the steps done at the end of a rollout to the
     share ``b`` of its advantages taken from an action-value critic
@@ -85,6 +87,13 @@ class BatchedMaskablePPO(MaskablePPO):
     gae_lambda_schedule: Callable[[int], float] | None = None
     ent_coef_schedule: Callable[[int], float] | None = None
     q_advantage_schedule: Callable[[int], float] | None = None
+    epochs_schedule: Callable[[float], int] | None = None
+
+    def train(self) -> None:
+        if self.epochs_schedule is not None:  # of the share of the run left, as the learning rate
+            self.n_epochs = int(self.epochs_schedule(self._current_progress_remaining))
+            self.logger.record("train/n_epochs", self.n_epochs)
+        super().train()
 
     def collect_rollouts(
         self,

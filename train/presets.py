@@ -61,18 +61,45 @@ def _ramp(start: float, end: float, steps: int):
 def learning_rate_schedule(preset: Preset):
     """The preset's learning rate as SB3 takes a schedule: a function of the share of the run
     still to go (1 at the start, 0 at the end), falling from ``ppo["learning_rate"]`` to
-    ``lr_final`` as that share to the power ``lr_power`` (None: a constant rate).
-    ``ValueError`` unless the power is a positive number."""
-    if preset.lr_final is None:
+    ``lr_final`` as that share to the power ``lr_power`` (None: a constant rate, and no
+    schedule unless ``n_epochs_late`` scales it).  With ``n_epochs_late`` the rate of the
+    last ``late_share`` of the run is multiplied by ``n_epochs / n_epochs_late``
+    (:func:`epochs_schedule`).  ``ValueError`` unless the power is a positive number."""
+    epochs = epochs_schedule(preset)
+    if preset.lr_final is None and epochs is None:
         return None
     start = float(preset.ppo["learning_rate"])
-    power = preset.lr_power
-    if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < float("inf"):
-        raise ValueError(
-            f"preset {preset.name}: lr_power is the learning rate fall's power, a positive number, got {power!r}"
-        )
-    end = float(preset.lr_final)
-    return lambda left: end + (start - end) * left**power
+    if preset.lr_final is None:
+        fall = lambda left: start  # noqa: E731
+    else:
+        power = preset.lr_power
+        if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < float("inf"):
+            raise ValueError(
+                f"preset {preset.name}: lr_power is the learning rate fall's power, a positive number, got {power!r}"
+            )
+        end = float(preset.lr_final)
+        fall = lambda left: end + (start - end) * left**power  # noqa: E731
+    if epochs is None:
+        return fall
+    early = epochs(1.0)
+    return lambda left: fall(left) * early / epochs(left)
+
+
+def epochs_schedule(preset: Preset):
+    """The passes over each rollout (``n_epochs``) as a function of the share of the run
+    still to go, as the learning rate's: ``ppo["n_epochs"]`` (SB3's 10 if unset), then
+    ``n_epochs_late`` once less than ``late_share`` of the run is left; None without
+    ``n_epochs_late``.  ``ValueError`` unless it is a whole number of at least 1 and the
+    share is in (0, 1]."""
+    late, share = preset.n_epochs_late, preset.late_share
+    if late is None:
+        return None
+    if isinstance(late, bool) or not isinstance(late, int) or late < 1:
+        raise ValueError(f"preset {preset.name}: n_epochs_late is a number of passes, at least 1, got {late!r}")
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+        raise ValueError(f"preset {preset.name}: late_share is a share of the run in (0, 1], got {share!r}")
+    early = int(preset.ppo.get("n_epochs", 10))
+    return lambda left: late if left < share else early
 
 
 def gae_lambda_schedule(preset: Preset):

@@ -38,7 +38,13 @@ from core.cli import SignalsHeld, signal_label, stop_signal, stop_signals_done
 from train import checkpoint
 from train.checkpoint import RunError
 from train.fast import BatchedMaskablePPO, EpisodeMonitor
-from train.presets import ent_coef_schedule, gae_lambda_schedule, learning_rate_schedule, q_advantage_schedule
+from train.presets import (
+    ent_coef_schedule,
+    epochs_schedule,
+    gae_lambda_schedule,
+    learning_rate_schedule,
+    q_advantage_schedule,
+)
 from train.config import DEFAULT_LOGDIR, RunConfig
 from train.evaluation import (
     HISTORY_FIGURES,
@@ -359,6 +365,7 @@ def build_model(config: RunConfig, env) -> BatchedMaskablePPO:
     model.gae_lambda_schedule = gae_lambda_schedule(config.preset)
     model.ent_coef_schedule = ent_coef_schedule(config.preset, config.timesteps)
     model.q_advantage_schedule = q_advantage_schedule(config.preset, config.timesteps)
+    model.epochs_schedule = epochs_schedule(config.preset)
     return model
 
 
