@@ -162,13 +162,12 @@ class FastMlpPolicy(MaskableActorCriticPolicy):
         return actions.squeeze(-1), values, log_probs.gather(-1, actions).squeeze(-1)
 
     def evaluate_actions(self, obs: torch.Tensor, actions: torch.Tensor, action_masks=None):
-        values, inverse, chosen, entropy, _, _ = self._evaluated(obs, actions, action_masks)
+        values, inverse, chosen, entropy = self._evaluated(obs, actions, action_masks)
         return values[inverse], chosen, entropy
 
     def _evaluated(self, obs: torch.Tensor, actions: torch.Tensor, action_masks=None):
         """(the critic's output at each distinct observation, each sample's row there, the
-        log-probability of each sample's action, each sample's entropy, the log-probability
-        of every action at each distinct observation and each sample's row there)."""
+        log-probability of each sample's action, each sample's entropy)."""
         distinct, inverse, first = self.distinct_rows(obs)
         logits, values = self.logits_and_values(distinct)
         masks = row_masks = None
@@ -184,7 +183,7 @@ class FastMlpPolicy(MaskableActorCriticPolicy):
         if mask is not None:
             p_log_p = torch.where(mask, p_log_p, 0.0)
         chosen = log_probs[rows, actions.long().reshape(-1)]
-        return values, inverse, chosen, -p_log_p.sum(dim=-1)[rows], log_probs, rows
+        return values, inverse, chosen, -p_log_p.sum(dim=-1)[rows]
 
 
 class QMlpPolicy(FastMlpPolicy):
@@ -235,25 +234,8 @@ class QMlpPolicy(FastMlpPolicy):
         return self.state_values(obs)
 
     def evaluate_actions(self, obs: torch.Tensor, actions: torch.Tensor, action_masks=None):
-        q, inverse, chosen, entropy, _, _ = self._evaluated(obs, actions, action_masks)
+        q, inverse, chosen, entropy = self._evaluated(obs, actions, action_masks)
         return q[inverse, actions.long().reshape(-1)].reshape(-1, 1), chosen, entropy
-
-    def evaluate_all(self, obs: torch.Tensor, actions: torch.Tensor, action_masks=None):
-        """``evaluate_actions`` plus the log-probability of every action at each sample,
-        (N, actions) (the masked ones' very negative): (Q(s, a_t), log pi(a_t|s), entropy,
-        log pi(.|s))."""
-        q, inverse, chosen, entropy, log_probs, rows = self._evaluated(obs, actions, action_masks)
-        return q[inverse, actions.long().reshape(-1)].reshape(-1, 1), chosen, entropy, log_probs[rows]
-
-    @torch.no_grad()
-    def all_actions(self, obs: torch.Tensor, action_masks) -> tuple[torch.Tensor, torch.Tensor]:
-        """(log pi(a|s), Q(s, a)) of every action at each observation, (N, actions) each,
-        computed once for each distinct observation."""
-        distinct, inverse, first = self.distinct_rows(obs)
-        logits, q = self.logits_and_values(distinct)
-        masks = torch.as_tensor(action_masks, dtype=torch.bool, device=obs.device).reshape(len(obs), -1)
-        log_probs, _ = self._masked_log_probs(logits[inverse], masks)
-        return log_probs, q[inverse]
 
 
 class SplitMlpExtractor(MlpExtractor):

@@ -67,9 +67,6 @@ class Preset:
     # from ``q_advantage`` to ``q_advantage_final`` over the run (None: constant)
     q_advantage: float = 0.0
     q_advantage_final: float | None = None
-    # with a q_advantage share: take that share over every legal action, weighted by the
-    # policy that played (the expected policy gradient), instead of the action taken
-    q_all_actions: bool = False
     env: dict[str, Any] = field(default_factory=dict)  # game options (421: n_players, pot)
     # More keyword arguments of the training env only (the game's batched or live env, as
     # ``train.run.make_env`` builds it): a training aid the env offers, such as exploring
@@ -124,7 +121,6 @@ LEARNING_FIELDS = (
     "ent_coef_final",
     "q_advantage",
     "q_advantage_final",
-    "q_all_actions",
     "train_env",
     "pool",
     "snapshots",

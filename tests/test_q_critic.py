@@ -11,7 +11,7 @@ import agents
 from agents.features import FastMlpPolicy, QMlpPolicy
 from agents.ppo_agent import build_policy
 from games.dice421.vec import Vec421Env
-from train.fast import BatchedMaskablePPO, expected_surrogate
+from train.fast import BatchedMaskablePPO
 from train.presets import PRESETS, q_advantage_schedule
 
 SPEC = {"class": "QMlpPolicy", "net_arch": {"pi": [32], "vf": [32]}, "activation": "tanh"}
@@ -72,7 +72,7 @@ def test_the_share_moves_over_the_run_and_must_be_a_share():
         q_advantage_schedule(replace(base, q_advantage=0.5, q_advantage_final=1.5), 1000)
 
 
-def first_rollout(share, all_actions=False, **ppo):
+def first_rollout(share):
     env = Vec421Env(16, agents.bot_table("421", "heuristic"), seed=0)
     model = BatchedMaskablePPO(
         QMlpPolicy,
@@ -85,10 +85,8 @@ def first_rollout(share, all_actions=False, **ppo):
         device="cpu",
         gae_lambda=0.7,
         gamma=1.0,
-        **ppo,
     )
     model.q_advantage_schedule = share
-    model.q_all_actions = all_actions
     start = {k: v.clone() for k, v in model.policy.state_dict().items()}
     model.learn(16 * 8)
     return model, start
@@ -131,64 +129,3 @@ def test_a_run_takes_the_share_from_its_preset(tmp_path):
     assert isinstance(model.policy, QMlpPolicy)
     assert model.q_advantage_schedule(0) == 0.5 and model.q_advantage_schedule(4000) == pytest.approx(0.9)
     assert preset.learning()["q_advantage"] == 0.5 and preset.learning()["q_advantage_final"] == 0.9
-
-
-def test_the_expected_surrogate_is_the_expected_policy_gradient_and_clips():
-    torch.manual_seed(0)
-    legal = torch.rand(6, 5) < 0.7
-    legal[:, 0] = True
-    logits = torch.randn(6, 5, requires_grad=True)
-    q = torch.randn(6, 5)
-    q[~legal] = 1e3  # an illegal action's advantage counts for nothing
-    log_probs = torch.log_softmax(torch.where(legal, logits, -1e8), dim=1)
-    old_log_probs = log_probs.detach()
-    old_probs = torch.where(legal, old_log_probs.exp(), 0.0)
-    surrogate = expected_surrogate(q, log_probs, old_log_probs, old_probs, legal, 0.2)
-    # equal to the policy's mean advantage, with its gradient, where the policy is the old one
-    mean_q = (torch.where(legal, q, 0.0) * log_probs.exp()).sum(dim=1)
-    assert torch.allclose(surrogate, mean_q.detach(), atol=1e-5)
-    (grad,) = torch.autograd.grad(surrogate.sum(), logits, retain_graph=True)
-    (expected,) = torch.autograd.grad(mean_q.sum(), logits)
-    assert torch.allclose(grad, expected, atol=1e-5)
-    # the sum over actions of the sampled surrogate as the old policy draws them
-    moved = torch.log_softmax(torch.where(legal, logits.detach() + torch.randn(6, 5), -1e8), dim=1)
-    ratios = (moved - old_log_probs).exp()
-    sampled = torch.min(q * ratios, q * ratios.clamp(0.8, 1.2))
-    by_draws = (torch.where(legal, old_probs * sampled, 0.0)).sum(dim=1)
-    assert torch.allclose(expected_surrogate(q, moved, old_log_probs, old_probs, legal, 0.2), by_draws)
-    # past the clip, a better action's share stops pulling
-    up = old_log_probs.clone()
-    up[0, 0] += 0.5  # its ratio e^0.5 > 1.2
-    up.requires_grad_(True)
-    positive = torch.ones(6, 5)
-    (grad,) = torch.autograd.grad(expected_surrogate(positive, up, old_log_probs, old_probs, legal, 0.2).sum(), up)
-    assert grad[0, 0] == 0 and grad[1, 0] > 0
-
-
-def test_with_all_actions_the_update_takes_the_critics_share_over_every_action():
-    gae, _ = first_rollout(None)
-    mixed, start = first_rollout(lambda done: 0.25)
-    every, start_every = first_rollout(lambda done: 0.25, all_actions=True)
-    again, _ = first_rollout(lambda done: 0.25, all_actions=True)
-    a, b = gae.rollout_buffer, every.rollout_buffer
-    assert all(torch.equal(start[k], start_every[k]) for k in start)
-    assert np.array_equal(a.actions, b.actions) and np.array_equal(a.returns, b.returns)
-    # the buffer keeps GAE's share; the critic's is taken in the update
-    assert np.allclose(b.advantages, 0.75 * a.advantages, atol=1e-6)
-    after = {k: v for k, v in every.policy.state_dict().items()}
-    assert all(torch.equal(after[k], v) for k, v in again.policy.state_dict().items())  # seeded
-    actor = "action_net.weight"
-    assert not torch.allclose(after[actor], mixed.policy.state_dict()[actor], atol=1e-6)
-    assert not torch.allclose(after[actor], start_every[actor], atol=1e-6)
-
-
-def test_all_actions_needs_a_share_and_takes_no_value_clip(tmp_path):
-    from train.run import RunConfig, build_model, make_env
-
-    base = PRESETS["ppo-421"]
-    preset = replace(base, q_advantage=0.0, q_advantage_final=None, q_all_actions=True)
-    config = RunConfig(preset, timesteps=4000, seed=0, n_envs=16, logdir=tmp_path, checkpoint_dir=tmp_path, name="x")
-    with pytest.raises(ValueError, match="q_all_actions needs a q_advantage share above 0"):
-        build_model(config, make_env(config))
-    with pytest.raises(ValueError, match="q_all_actions takes neither clip_range_vf nor target_kl"):
-        first_rollout(lambda done: 0.5, all_actions=True, clip_range_vf=0.2)

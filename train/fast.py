@@ -67,25 +67,6 @@ def _batched_masks(env: VecEnv):
     return method if callable(method) else None
 
 
-def expected_surrogate(
-    advantages: th.Tensor,
-    log_probs: th.Tensor,
-    old_log_probs: th.Tensor,
-    old_probs: th.Tensor,
-    legal: th.Tensor,
-    clip_range: float,
-) -> th.Tensor:
-    """PPO's clipped surrogate at each sample, ``min(r A, clip(r, 1 - e, 1 + e) A)``, averaged
-    over every legal action a of its state as the policy that played draws them: the sum of
-    ``old_probs[a]`` times it, with ``r = pi(a|s) / pi_old(a|s)`` and ``A = advantages[a]``.
-    All arguments but ``clip_range`` are (samples, actions); illegal actions count for
-    nothing.  At ``pi = pi_old`` its gradient is sum_a A(s, a) grad pi(a|s), the expected
-    policy gradient."""
-    ratios = th.exp(th.where(legal, log_probs - old_log_probs, 0.0))
-    surrogate = th.min(advantages * ratios, advantages * th.clamp(ratios, 1 - clip_range, 1 + clip_range))
-    return th.where(legal, old_probs * surrogate, 0.0).sum(dim=1)
-
-
 class BatchedMaskablePPO(MaskablePPO):
     """MaskablePPO with a rollout loop that does per-game Python work only for finished games.
 
@@ -100,98 +81,19 @@ class BatchedMaskablePPO(MaskablePPO):
     (``agents.features.QMlpPolicy``): each step's advantage is ``(1 - b)`` times GAE's plus
     ``b`` times ``Q(s_t, a_t) - V(s_t)``, both from the rollout's own network.  The value
     targets (GAE's lambda-returns) do not change.  A policy with such a critic also
-    bootstraps each rollout with the masked policy's ``V`` (``state_values``).  With
-    ``q_all_actions`` the critic's share is taken over every legal action in the update
-    instead of the action taken (``_train_all_actions``).
+    bootstraps each rollout with the masked policy's ``V`` (``state_values``).
     """
 
     gae_lambda_schedule: Callable[[int], float] | None = None
     ent_coef_schedule: Callable[[int], float] | None = None
     q_advantage_schedule: Callable[[int], float] | None = None
-    q_all_actions: bool = False
     epochs_schedule: Callable[[float], int] | None = None
-    _q_share: float | None = None  # the last rollout's share, with q_all_actions
 
     def train(self) -> None:
         if self.epochs_schedule is not None:  # of the share of the run left, as the learning rate
             self.n_epochs = int(self.epochs_schedule(self._current_progress_remaining))
             self.logger.record("train/n_epochs", self.n_epochs)
-        if self._q_share is None:
-            super().train()
-        else:
-            self._train_all_actions(self._q_share)
-
-    def _train_all_actions(self, share: float) -> None:
-        """MaskablePPO's update (sb3-contrib 2.x, ``train``) whose policy loss takes the
-        critic's share of each advantage over every legal action instead of the action
-        taken: at each sample's state, the sum over actions a of pi_old(a|s) times PPO's
-        clipped surrogate with ratio pi(a|s) / pi_old(a|s) and advantage
-        ``share * (Q(s, a) - V(s))``, both from the rollout's network.  Its gradient at the
-        start of the update is the expected policy gradient of those advantages, the
-        sampled one's without the noise of which action was drawn.  GAE's share, in the
-        buffer, is PPO's usual term; both are scaled by one spread, that of each sample's
-        whole advantage (as PPO normalises it)."""
-        if self.clip_range_vf is not None or self.target_kl is not None:
-            raise ValueError("q_all_actions takes neither clip_range_vf nor target_kl")
-        self.policy.set_training_mode(True)
-        self._update_learning_rate(self.policy.optimizer)
-        clip_range = self.clip_range(self._current_progress_remaining)  # type: ignore[operator]
-        buf = self.rollout_buffer
-        n = buf.buffer_size * buf.n_envs
-
-        def flat(array: np.ndarray) -> th.Tensor:  # in the order of the buffer's samples
-            return th.as_tensor(array if buf.generator_ready else buf.swap_and_flatten(array)).reshape(n, -1)
-
-        obs, masks = flat(buf.observations), flat(buf.action_masks).bool()
-        old_log_probs, old_q = self.policy.all_actions(obs, masks)
-        old_probs = self.policy._probs(old_log_probs, masks)
-        q_adv = share * (old_q - flat(buf.values))  # (samples, actions)
-        entropy_losses, pg_losses, value_losses, clip_fractions = [], [], [], []
-        approx_kl_divs = []
-        for _ in range(self.n_epochs):
-            approx_kl_divs = []
-            state = np.random.get_state()  # the permutation buf.get draws next
-            order = np.random.permutation(n)
-            np.random.set_state(state)
-            for start, data in zip(range(0, n, self.batch_size), buf.get(self.batch_size)):
-                rows = th.as_tensor(order[start : start + self.batch_size])
-                assert th.equal(data.observations.reshape(len(rows), -1), obs[rows])
-                actions = data.actions.long().flatten()
-                values, log_prob, entropy, log_probs = self.policy.evaluate_all(
-                    data.observations, actions, action_masks=data.action_masks
-                )
-                gae, q = data.advantages, q_adv[rows]
-                if self.normalize_advantage:
-                    spread = (gae + q[th.arange(len(rows)), actions]).std() + 1e-8
-                    gae, q = (gae - gae.mean()) / spread, q / spread
-                ratio = th.exp(log_prob - data.old_log_prob)
-                policy_loss = -th.min(gae * ratio, gae * th.clamp(ratio, 1 - clip_range, 1 + clip_range)).mean()
-                legal = masks[rows]
-                surrogate = expected_surrogate(q, log_probs, old_log_probs[rows], old_probs[rows], legal, clip_range)
-                policy_loss = policy_loss - surrogate.mean()
-                pg_losses.append(policy_loss.item())
-                clip_fractions.append(th.mean((th.abs(ratio - 1) > clip_range).float()).item())
-                value_loss = th.nn.functional.mse_loss(data.returns, values.flatten())
-                value_losses.append(value_loss.item())
-                entropy_loss = -th.mean(entropy)
-                entropy_losses.append(entropy_loss.item())
-                loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
-                with th.no_grad():
-                    log_ratio = log_prob - data.old_log_prob
-                    approx_kl_divs.append(th.mean((th.exp(log_ratio) - 1) - log_ratio).cpu().numpy())
-                self.policy.optimizer.zero_grad()
-                loss.backward()
-                th.nn.utils.clip_grad_norm_(self.policy.parameters(), self.max_grad_norm)
-                self.policy.optimizer.step()
-            self._n_updates += 1
-        self.logger.record("train/entropy_loss", np.mean(entropy_losses))
-        self.logger.record("train/policy_gradient_loss", np.mean(pg_losses))
-        self.logger.record("train/value_loss", np.mean(value_losses))
-        self.logger.record("train/approx_kl", np.mean(approx_kl_divs))
-        self.logger.record("train/clip_fraction", np.mean(clip_fractions))
-        self.logger.record("train/loss", loss.item())
-        self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
-        self.logger.record("train/clip_range", clip_range)
+        super().train()
 
     def collect_rollouts(
         self,
@@ -278,12 +180,8 @@ class BatchedMaskablePPO(MaskablePPO):
         rollout_buffer.compute_returns_and_advantage(last_values=values, dones=dones)
         if q_share is not None:
             share = float(q_share(self.num_timesteps))
-            if self.q_all_actions:  # the critic's share is taken in the update, over every action
-                self._q_share = share
-                rollout_buffer.advantages = ((1 - share) * rollout_buffer.advantages).astype(np.float32)
-            else:
-                q_adv = np.stack(chosen_q) - rollout_buffer.values
-                rollout_buffer.advantages = ((1 - share) * rollout_buffer.advantages + share * q_adv).astype(np.float32)
+            q_adv = np.stack(chosen_q) - rollout_buffer.values
+            rollout_buffer.advantages = ((1 - share) * rollout_buffer.advantages + share * q_adv).astype(np.float32)
             self.logger.record("train/q_advantage", share)
         callback.on_rollout_end()
         return True

@@ -365,9 +365,6 @@ def build_model(config: RunConfig, env) -> BatchedMaskablePPO:
     model.gae_lambda_schedule = gae_lambda_schedule(config.preset)
     model.ent_coef_schedule = ent_coef_schedule(config.preset, config.timesteps)
     model.q_advantage_schedule = q_advantage_schedule(config.preset, config.timesteps)
-    model.q_all_actions = bool(config.preset.q_all_actions)
-    if model.q_all_actions and model.q_advantage_schedule is None:
-        raise ValueError(f"preset {config.preset.name}: q_all_actions needs a q_advantage share above 0")
     model.epochs_schedule = epochs_schedule(config.preset)
     return model
 
