@@ -56,9 +56,6 @@ class Preset:
     # the rate is low, stays as it was, for fewer products per step
     n_epochs_late: int | None = None
     late_share: float = 0.5
-    # if set, the updates of the last ``late_share`` of the run take minibatches of this many
-    # steps instead of ppo["batch_size"] (the learning rate as it is)
-    batch_size_late: int | None = None
     # if set, GAE lambda moves linearly from ppo["gae_lambda"] to this over the first
     # gae_lambda_steps steps, then stays there
     gae_lambda_final: float | None = None
@@ -119,7 +116,6 @@ LEARNING_FIELDS = (
     "lr_power",
     "n_epochs_late",
     "late_share",
-    "batch_size_late",
     "gae_lambda_final",
     "gae_lambda_steps",
     "ent_coef_final",

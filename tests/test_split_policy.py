@@ -17,14 +17,7 @@ from core.dice import ScriptedDice
 from games.dice420 import game as g
 from games.dice420.vec import Vec420Env
 from train.fast import BatchedMaskablePPO
-from train.presets import (
-    PRESETS,
-    batch_size_schedule,
-    ent_coef_schedule,
-    epochs_schedule,
-    gae_lambda_schedule,
-    learning_rate_schedule,
-)
+from train.presets import PRESETS, ent_coef_schedule, epochs_schedule, gae_lambda_schedule, learning_rate_schedule
 
 SPEC = PRESETS["ppo-420"].policy
 
@@ -214,42 +207,6 @@ def test_the_late_updates_make_fewer_passes_at_a_rate_raised_to_match(tmp_path):
     updates = [row for row in logged if "train/n_epochs" in row]  # SB3 writes an update's row with the next
     assert [row["train/n_epochs"] for row in updates] == [4, 4, 2]
     assert [row["train/learning_rate"] for row in updates] == pytest.approx([0.0015, 0.001, 0.001])
-    assert model.batch_size_schedule is None and all("train/batch_size" not in row for row in logged)
-
-
-def test_the_late_updates_can_take_smaller_minibatches(tmp_path):
-    from train.run import RunConfig, build_model, make_env
-
-    base = PRESETS["ppo-420"]
-    preset = replace(
-        base, ppo={**base.ppo, "n_steps": 8, "batch_size": 64, "n_epochs": 2}, late_share=0.5, batch_size_late=32
-    )
-    sizes = batch_size_schedule(preset)  # of the share of the run left, as the learning rate
-    assert [sizes(left) for left in (1.0, 0.5, 0.4999, 0.0)] == [64, 64, 32, 32]
-    rate, same = (learning_rate_schedule(replace(preset, lr_final=0.0, batch_size_late=b)) for b in (32, None))
-    assert [rate(left) for left in (1.0, 0.6, 0.3, 0.0)] == [same(left) for left in (1.0, 0.6, 0.3, 0.0)]
-    assert batch_size_schedule(base) is None and base.batch_size_late is None
-    for bad in (1, 0, -64, 32.0, "32", True):
-        with pytest.raises(ValueError, match=f"preset {base.name}: batch_size_late is a number of steps"):
-            batch_size_schedule(replace(preset, batch_size_late=bad))
-    with pytest.raises(ValueError, match=f"preset {base.name}: late_share is a share of the run in"):
-        batch_size_schedule(replace(preset, late_share=0.0))
-    # a run: 4 rollouts of 16 x 8 steps, two passes each; the last two in minibatches of 32
-    config = RunConfig(preset, timesteps=512, seed=0, n_envs=16, logdir=tmp_path, checkpoint_dir=tmp_path, name="x")
-    model = build_model(config, make_env(config))
-    steps, logged = [], []
-    step = model.policy.optimizer.step
-    model.policy.optimizer.step = lambda *a, **k: steps.append(model.batch_size) or step(*a, **k)
-
-    class Rows(KVWriter):
-        def write(self, key_values, key_excluded, step=0):
-            logged.append(dict(key_values))
-
-    model.set_logger(Logger(None, [Rows()]))
-    model.learn(512)
-    assert steps == [64] * 4 + [64] * 4 + [32] * 8 + [32] * 8  # 128 steps a pass
-    assert [row["train/batch_size"] for row in logged if "train/batch_size" in row] == [64, 64, 32]
-    assert preset.learning()["batch_size_late"] == 32
 
 
 def test_a_run_takes_its_ent_coef_schedule_from_its_preset(tmp_path):

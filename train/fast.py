@@ -74,8 +74,7 @@ class BatchedMaskablePPO(MaskablePPO):
     next rollout (the losses stay PPO's; only the advantage estimate's lambda moves), and
     ``ent_coef_schedule`` to the entropy coefficient of the update after it.
     ``epochs_schedule``, if set, maps the share of the run still to go (as the learning
-    rate's schedule) to the passes each update makes over its rollout (``n_epochs``), and
-    ``batch_size_schedule`` to the size of its minibatches (``batch_size``).
+    rate's schedule) to the passes each update makes over its rollout (``n_epochs``).
 
     ``q_advantage_schedule``, if set, maps the steps done at the end of a rollout to the
     share ``b`` of its advantages taken from an action-value critic
@@ -89,15 +88,11 @@ class BatchedMaskablePPO(MaskablePPO):
     ent_coef_schedule: Callable[[int], float] | None = None
     q_advantage_schedule: Callable[[int], float] | None = None
     epochs_schedule: Callable[[float], int] | None = None
-    batch_size_schedule: Callable[[float], int] | None = None
 
     def train(self) -> None:
         if self.epochs_schedule is not None:  # of the share of the run left, as the learning rate
             self.n_epochs = int(self.epochs_schedule(self._current_progress_remaining))
             self.logger.record("train/n_epochs", self.n_epochs)
-        if self.batch_size_schedule is not None:
-            self.batch_size = int(self.batch_size_schedule(self._current_progress_remaining))
-            self.logger.record("train/batch_size", self.batch_size)
         super().train()
 
     def collect_rollouts(

@@ -96,31 +96,10 @@ def epochs_schedule(preset: Preset):
         return None
     if isinstance(late, bool) or not isinstance(late, int) or late < 1:
         raise ValueError(f"preset {preset.name}: n_epochs_late is a number of passes, at least 1, got {late!r}")
-    _check_late_share(preset)
-    early = int(preset.ppo.get("n_epochs", 10))
-    return lambda left: late if left < share else early
-
-
-def batch_size_schedule(preset: Preset):
-    """The minibatch size of each update (``batch_size``) as a function of the share of the
-    run still to go, as the learning rate's: ``ppo["batch_size"]`` (SB3's 64 if unset), then
-    ``batch_size_late`` once less than ``late_share`` of the run is left; None without
-    ``batch_size_late``.  ``ValueError`` unless it is a whole number above 1 and the share is
-    in (0, 1]."""
-    late, share = preset.batch_size_late, preset.late_share
-    if late is None:
-        return None
-    if isinstance(late, bool) or not isinstance(late, int) or late < 2:
-        raise ValueError(f"preset {preset.name}: batch_size_late is a number of steps, at least 2, got {late!r}")
-    _check_late_share(preset)
-    early = int(preset.ppo.get("batch_size", 64))
-    return lambda left: late if left < share else early
-
-
-def _check_late_share(preset: Preset) -> None:
-    share = preset.late_share
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
         raise ValueError(f"preset {preset.name}: late_share is a share of the run in (0, 1], got {share!r}")
+    early = int(preset.ppo.get("n_epochs", 10))
+    return lambda left: late if left < share else early
 
 
 def gae_lambda_schedule(preset: Preset):

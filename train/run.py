@@ -40,7 +40,6 @@ from train.checkpoint import RunError
 from train.fast import BatchedMaskablePPO, EpisodeMonitor
 from train.presets import (
     ent_coef_schedule,
-    batch_size_schedule,
     epochs_schedule,
     gae_lambda_schedule,
     learning_rate_schedule,
@@ -367,7 +366,6 @@ def build_model(config: RunConfig, env) -> BatchedMaskablePPO:
     model.ent_coef_schedule = ent_coef_schedule(config.preset, config.timesteps)
     model.q_advantage_schedule = q_advantage_schedule(config.preset, config.timesteps)
     model.epochs_schedule = epochs_schedule(config.preset)
-    model.batch_size_schedule = batch_size_schedule(config.preset)
     return model
 
 

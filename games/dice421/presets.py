@@ -32,6 +32,9 @@ PPO_421 = Preset(
     },
     ppo=dict(
         n_steps=16,  # x 1,024 games = 16,384 steps per rollout
+        # 2,048 ends seed 1 0.0899 pp short (4,096: 0.1030) but in 1,016.3 s, over 15 minutes; in
+        # the last quarter only, seeds 0-2 0.0866, 0.0970 and 0.1056: the same mean
+        # (docs/results.md, the twenty-fifth and twenty-sixth ideas)
         batch_size=4096,
         n_epochs=4,
         # falling to 0 over the run (lr_final, lr_power); this preset, seed 0, is the shipped bot.
@@ -68,7 +71,9 @@ PPO_421 = Preset(
     late_share=0.25,
     # the share of each advantage taken from the critic, Q(s_t, a_t) - V(s_t), rising from
     # half to nine tenths over the run; GAE's share keeps the outcomes' say
-    # (docs/results.md, the twelfth idea)
+    # (docs/results.md, the twelfth idea). Taken over every action in the update (the
+    # expected policy gradient) instead of the action drawn: seed 1 ends 0.1313 pp short
+    # instead of 0.1030 (the twenty-fourth idea)
     q_advantage=0.5,
     q_advantage_final=0.9,
     # exploring starts: half the training games start their discharge from a token split
