@@ -32,9 +32,9 @@ PPO_421 = Preset(
     },
     ppo=dict(
         n_steps=16,  # x 1,024 games = 16,384 steps per rollout
-        # 2,048 ends seed 1 0.0899 pp short (4,096: 0.1030) but in 1,016.3 s, over 15 minutes; in
-        # the last quarter only, seeds 0-2 0.0866, 0.0970 and 0.1056: the same mean
-        # (docs/results.md, the twenty-fifth and twenty-sixth ideas)
+        # 2,048 ends seeds 1 and 2 0.0899 and 0.0783 pp short (4,096: 0.1030, 0.0914) but in
+        # 1,016.3 and 1,055.1 s, over 15 minutes; in the last quarter only, seeds 0-2 0.0866,
+        # 0.0970 and 0.1056: the same mean (docs/results.md, the twenty-fifth and twenty-sixth ideas)
         batch_size=4096,
         n_epochs=4,
         # falling to 0 over the run (lr_final, lr_power); this preset, seed 0, is the shipped bot.
