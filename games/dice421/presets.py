@@ -33,10 +33,9 @@ PPO_421 = Preset(
     ppo=dict(
         n_steps=16,  # x 1,024 games = 16,384 steps per rollout
         # 2,048 ends seeds 0-2 0.0702, 0.0899 and 0.0783 pp short (4,096: 0.0949, 0.1030,
-        # 0.0914) but in 1,016.3 to 1,055.1 s, over 15 minutes; in the last quarter only, seeds 0-2 0.0866,
-        # 0.0970 and 0.1056: the same mean (docs/results.md, the twenty-fifth and twenty-sixth ideas).
-        # With 13 M steps instead of 16, seeds 0-2 0.0896, 0.0773, 0.1154 (two over 15 minutes);
-        # with 12.5 M, 0.0994, 0.0965, 0.1375 (the twenty-eighth)
+        # 0.0914) but in 1,016.3 to 1,055.1 s, over 15 minutes. Cut to 13 or 12.5 M steps to
+        # fit, seed 2 ends 0.1154 or 0.1375; in the last quarter only, the preset's mean
+        # (docs/results.md, the twenty-fifth, twenty-sixth and twenty-eighth ideas)
         batch_size=4096,
         n_epochs=4,
         # falling to 0 over the run (lr_final, lr_power); this preset, seed 0, is the shipped bot.
