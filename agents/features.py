@@ -9,6 +9,7 @@ own extractors are in its folder and named by its spec (``GameSpec.features``).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from functools import partial
 
 import gymnasium as gym
@@ -121,12 +122,27 @@ class FastMlpPolicy(MaskableActorCriticPolicy):
         first = torch.empty(len(distinct), dtype=torch.long, device=obs.device).scatter_(0, inverse, rows)
         return obs[first], inverse, first
 
+    # The dtype the hidden layers (``mlp_extractor``) compute in; None: float32.  Training
+    # sets it for its rollouts and updates (``Preset.mixed_precision``); the weights, the
+    # features and the two heads stay float32, and evaluations and play leave it None.
+    hidden_dtype: torch.dtype | None = None
+
+    def _hidden_precision(self, device: torch.device):
+        """Autocast of the hidden layers to ``hidden_dtype``, or nothing."""
+        if self.hidden_dtype is None:
+            return nullcontext()
+        return torch.autocast(device.type, dtype=self.hidden_dtype)
+
     def _latents(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         features = self.extract_features(obs)
-        if self.share_features_extractor:
-            return self.mlp_extractor(features)
-        pi_features, vf_features = features
-        return self.mlp_extractor.forward_actor(pi_features), self.mlp_extractor.forward_critic(vf_features)
+        with self._hidden_precision(obs.device):
+            if self.share_features_extractor:
+                latent_pi, latent_vf = self.mlp_extractor(features)
+            else:
+                pi_features, vf_features = features
+                latent_pi = self.mlp_extractor.forward_actor(pi_features)
+                latent_vf = self.mlp_extractor.forward_critic(vf_features)
+        return latent_pi.float(), latent_vf.float()  # the heads' input: float32
 
     def logits_and_values(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The action logits (before masking) and the value of each observation."""
@@ -287,8 +303,10 @@ class SplitMlpPolicy(FastMlpPolicy):
         # The actor's input takes one of a few values: run the actor once on each and look
         # the rows up (the same logits as through ``forward``, for a fraction of the work).
         index, critic = self.features_extractor.halves(obs)
-        logits = self.action_net(self.mlp_extractor.policy_net(self.features_extractor.actor_table()))
-        return logits[index], self.value_net(self.mlp_extractor.value_net(critic))
+        with self._hidden_precision(obs.device):
+            latent_pi = self.mlp_extractor.policy_net(self.features_extractor.actor_table())
+            latent_vf = self.mlp_extractor.value_net(critic)
+        return self.action_net(latent_pi.float())[index], self.value_net(latent_vf.float())
 
 
 # Names a checkpoint may use for its network parts, with those each game declares

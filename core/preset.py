@@ -67,6 +67,10 @@ class Preset:
     # from ``q_advantage`` to ``q_advantage_final`` over the run (None: constant)
     q_advantage: float = 0.0
     q_advantage_final: float | None = None
+    # "bfloat16": the network's hidden layers compute in bfloat16 in the rollouts and the
+    # updates (mixed precision: the weights, the heads and the losses stay float32); the
+    # evaluations and play use the float32 network.  None: float32 throughout
+    mixed_precision: str | None = None
     env: dict[str, Any] = field(default_factory=dict)  # game options (421: n_players, pot)
     # More keyword arguments of the training env only (the game's batched or live env, as
     # ``train.run.make_env`` builds it): a training aid the env offers, such as exploring
@@ -121,6 +125,7 @@ LEARNING_FIELDS = (
     "ent_coef_final",
     "q_advantage",
     "q_advantage_final",
+    "mixed_precision",
     "train_env",
     "pool",
     "snapshots",

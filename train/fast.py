@@ -18,6 +18,7 @@ the env step itself.  Here the same work is done only where something happened:
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from typing import Callable
 
 import numpy as np
@@ -82,18 +83,43 @@ class BatchedMaskablePPO(MaskablePPO):
     ``b`` times ``Q(s_t, a_t) - V(s_t)``, both from the rollout's own network.  The value
     targets (GAE's lambda-returns) do not change.  A policy with such a critic also
     bootstraps each rollout with the masked policy's ``V`` (``state_values``).
+
+    ``hidden_dtype``, if set (``torch.bfloat16``), is the dtype the policy's hidden layers
+    compute in during the rollouts' and the updates' network calls (mixed precision; the
+    policy needs a ``hidden_dtype`` of its own, as ``agents.features.FastMlpPolicy``).  The
+    weights, the optimizer, the heads and the losses stay float32, and the callbacks (the
+    evaluations) see the float32 network, the one a checkpoint plays.
     """
 
     gae_lambda_schedule: Callable[[int], float] | None = None
     ent_coef_schedule: Callable[[int], float] | None = None
     q_advantage_schedule: Callable[[int], float] | None = None
     epochs_schedule: Callable[[float], int] | None = None
+    hidden_dtype: th.dtype | None = None
+
+    @contextmanager
+    def _mixed_precision(self):
+        """The policy's hidden layers in ``hidden_dtype`` inside, float32 again after."""
+        if self.hidden_dtype is None:
+            yield
+            return
+        if not hasattr(self.policy, "hidden_dtype"):
+            raise ValueError(
+                f"mixed precision needs a policy that computes its hidden layers in a dtype of its "
+                f"own (FastMlpPolicy and its kind), not {type(self.policy).__name__}"
+            )
+        self.policy.hidden_dtype = self.hidden_dtype
+        try:
+            yield
+        finally:
+            self.policy.hidden_dtype = None
 
     def train(self) -> None:
         if self.epochs_schedule is not None:  # of the share of the run left, as the learning rate
             self.n_epochs = int(self.epochs_schedule(self._current_progress_remaining))
             self.logger.record("train/n_epochs", self.n_epochs)
-        super().train()
+        with self._mixed_precision():
+            super().train()
 
     def collect_rollouts(
         self,
@@ -133,7 +159,8 @@ class BatchedMaskablePPO(MaskablePPO):
                 obs_tensor = obs_as_tensor(self._last_obs, self.device)  # type: ignore[arg-type]
                 if use_masking:
                     action_masks = all_masks() if all_masks is not None else get_action_masks(env)
-                actions, values, log_probs = self.policy(obs_tensor, action_masks=action_masks)
+                with self._mixed_precision():
+                    actions, values, log_probs = self.policy(obs_tensor, action_masks=action_masks)
             actions = actions.cpu().numpy()
             if q_share is not None:
                 chosen_q.append(self.policy.chosen_q.cpu().numpy().copy())
@@ -154,7 +181,7 @@ class BatchedMaskablePPO(MaskablePPO):
             for idx in ended:
                 if infos[idx].get("terminal_observation") is not None and infos[idx].get("TimeLimit.truncated", False):
                     terminal_obs = self.policy.obs_to_tensor(infos[idx]["terminal_observation"])[0]
-                    with th.no_grad():
+                    with th.no_grad(), self._mixed_precision():
                         terminal_value = self.policy.predict_values(terminal_obs)[0]
                     rewards[idx] += self.gamma * terminal_value
 
@@ -170,7 +197,7 @@ class BatchedMaskablePPO(MaskablePPO):
             self._last_obs = new_obs  # type: ignore[assignment]
             self._last_episode_starts = dones
 
-        with th.no_grad():
+        with th.no_grad(), self._mixed_precision():
             new_tensor = obs_as_tensor(new_obs, self.device)  # type: ignore[arg-type]
             if hasattr(self.policy, "state_values") and use_masking:
                 masks = all_masks() if all_masks is not None else get_action_masks(env)

@@ -134,6 +134,21 @@ def q_advantage_schedule(preset: Preset, timesteps: int):
     return _ramp(start, end, timesteps)
 
 
+MIXED_PRECISIONS = ("bfloat16",)  # what Preset.mixed_precision may name (None: float32)
+
+
+def mixed_precision(preset: Preset) -> str | None:
+    """The dtype the preset's hidden layers train in (``Preset.mixed_precision``), None
+    for float32; ``ValueError`` for a dtype not in ``MIXED_PRECISIONS``."""
+    value = preset.mixed_precision
+    if value is not None and value not in MIXED_PRECISIONS:
+        raise ValueError(
+            f"preset {preset.name}: mixed_precision is {value!r} (known: {', '.join(MIXED_PRECISIONS)}, "
+            f"or None for float32)"
+        )
+    return value
+
+
 def setting(preset: Preset, key: str) -> Any:
     """The preset's own value of a setting a search space may name."""
     if key == WIDTH:
