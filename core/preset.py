@@ -69,8 +69,10 @@ class Preset:
     q_advantage_final: float | None = None
     # "bfloat16": the network's hidden layers compute in bfloat16 in the rollouts and the
     # updates (mixed precision: the weights, the heads and the losses stay float32); the
-    # evaluations and play use the float32 network.  None: float32 throughout
+    # evaluations and play use the float32 network.  None: float32 throughout.  Only the
+    # first ``mixed_precision_share`` of the run, if less than 1; the rest in float32
     mixed_precision: str | None = None
+    mixed_precision_share: float = 1.0
     env: dict[str, Any] = field(default_factory=dict)  # game options (421: n_players, pot)
     # More keyword arguments of the training env only (the game's batched or live env, as
     # ``train.run.make_env`` builds it): a training aid the env offers, such as exploring
@@ -126,6 +128,7 @@ LEARNING_FIELDS = (
     "q_advantage",
     "q_advantage_final",
     "mixed_precision",
+    "mixed_precision_share",
     "train_env",
     "pool",
     "snapshots",

@@ -16,7 +16,7 @@ from agents.ppo_agent import policy_kwargs_from
 from games.dice420.vec import Vec420Env
 from tests.test_fast import rollout_batch_420, rollout_batch_421, twin_policies
 from train.fast import BatchedMaskablePPO, EpisodeMonitor
-from train.presets import PRESETS, mixed_precision
+from train.presets import PRESETS, mixed_precision_schedule
 from train.run import build_model
 
 
@@ -70,7 +70,7 @@ def _model(policy_class=FastMlpPolicy, seed: int = 3):
         seed=seed,
         device="cpu",
     )
-    model.hidden_dtype = torch.bfloat16
+    model.hidden_dtype_schedule = lambda left: torch.bfloat16
     return model
 
 
@@ -91,7 +91,7 @@ def test_mixed_precision_runs_repeat_exactly_from_a_seed():
         weights.append(torch.cat([p.detach().reshape(-1) for p in model.policy.parameters()]))
     assert torch.equal(weights[0], weights[1])
     plain = _model(seed=4)
-    plain.hidden_dtype = None
+    plain.hidden_dtype_schedule = None
     plain.learn(64 * 16 * 2)
     other = torch.cat([p.detach().reshape(-1) for p in plain.policy.parameters()])
     assert not torch.equal(weights[0], other)  # the setting changes what is computed
@@ -103,20 +103,44 @@ def test_mixed_precision_refuses_a_policy_without_a_hidden_dtype():
         model.learn(64 * 16)
 
 
-def test_a_preset_names_a_known_precision_or_none():
-    preset = PRESETS["ppo-420"]
-    assert mixed_precision(replace(preset, mixed_precision=None)) is None
-    assert mixed_precision(replace(preset, mixed_precision="bfloat16")) == "bfloat16"
+def test_the_first_share_of_a_run_trains_in_bfloat16_and_the_rest_in_float32():
+    model, seen = _model(), _Seen()
+    model.hidden_dtype_schedule = lambda left: torch.bfloat16 if left > 0.5 else None
+    dtypes = []
+    model.policy.mlp_extractor.register_forward_hook(lambda m, i, out: dtypes.append(out[0].dtype))
+    model.learn(64 * 16 * 4, callback=seen)  # four rollouts and updates
+    assert torch.bfloat16 in dtypes and torch.float32 in dtypes
+    first32 = dtypes.index(torch.float32)
+    assert set(dtypes[:first32]) == {torch.bfloat16} and set(dtypes[first32:]) == {torch.float32}
+    assert seen.at_callbacks == {None}
+
+
+def test_a_preset_names_a_known_precision_and_a_share_of_the_run():
+    preset = replace(PRESETS["ppo-420"], mixed_precision="bfloat16")
+    assert mixed_precision_schedule(replace(preset, mixed_precision=None)) is None
+    whole = mixed_precision_schedule(preset)
+    assert whole(1.0) == whole(1e-9) == "bfloat16"
+    first = mixed_precision_schedule(replace(preset, mixed_precision_share=0.75))
+    # of the share of the run still to go: bfloat16 until a quarter is left
+    assert first(1.0) == first(0.26) == "bfloat16" and first(0.25) is None and first(0.0) is None
     with pytest.raises(ValueError, match=r"preset ppo-420: mixed_precision is 'float16' \(known: bfloat16"):
-        mixed_precision(replace(preset, mixed_precision="float16"))
-    assert "mixed_precision" in preset.learning()  # a checkpoint records it; --resume checks it
+        mixed_precision_schedule(replace(preset, mixed_precision="float16"))
+    for share in (0, 1.5, True, "half"):
+        with pytest.raises(
+            ValueError, match=r"preset ppo-420: mixed_precision_share is a share of the run in \(0, 1\]"
+        ):
+            mixed_precision_schedule(replace(preset, mixed_precision_share=share))
+    # a checkpoint records both; --resume checks them
+    assert {"mixed_precision", "mixed_precision_share"} <= set(preset.learning())
 
 
 def test_a_run_of_a_mixed_precision_preset_trains_its_hidden_layers_in_bfloat16(tmp_path):
     from train.config import RunConfig
     from train.run import make_env
 
-    for precision, dtype in ((None, None), ("bfloat16", torch.bfloat16)):
-        preset = replace(PRESETS["ppo-420"], mixed_precision=precision)
-        config = RunConfig(preset, 2048, 0, 8, tmp_path / "runs", tmp_path / "ck", "mp")
-        assert build_model(config, make_env(config)).hidden_dtype == dtype
+    preset = replace(PRESETS["ppo-420"], mixed_precision=None)
+    config = RunConfig(preset, 2048, 0, 8, tmp_path / "runs", tmp_path / "ck", "mp")
+    assert build_model(config, make_env(config)).hidden_dtype_schedule is None
+    config = replace(config, preset=replace(preset, mixed_precision="bfloat16", mixed_precision_share=0.75))
+    schedule = build_model(config, make_env(config)).hidden_dtype_schedule
+    assert schedule(1.0) == torch.bfloat16 and schedule(0.2) is None

@@ -84,23 +84,28 @@ class BatchedMaskablePPO(MaskablePPO):
     targets (GAE's lambda-returns) do not change.  A policy with such a critic also
     bootstraps each rollout with the masked policy's ``V`` (``state_values``).
 
-    ``hidden_dtype``, if set (``torch.bfloat16``), is the dtype the policy's hidden layers
-    compute in during the rollouts' and the updates' network calls (mixed precision; the
-    policy needs a ``hidden_dtype`` of its own, as ``agents.features.FastMlpPolicy``).  The
-    weights, the optimizer, the heads and the losses stay float32, and the callbacks (the
-    evaluations) see the float32 network, the one a checkpoint plays.
+    ``hidden_dtype_schedule``, if set, maps the share of the run still to go (as the
+    learning rate's schedule) to the dtype the policy's hidden layers compute in during the
+    rollouts' and the updates' network calls (``torch.bfloat16``: mixed precision; None:
+    float32).  The policy needs a ``hidden_dtype`` of its own, as
+    ``agents.features.FastMlpPolicy``.  The weights, the optimizer, the heads and the losses
+    stay float32, and the callbacks (the evaluations) see the float32 network, the one a
+    checkpoint plays.
     """
 
     gae_lambda_schedule: Callable[[int], float] | None = None
     ent_coef_schedule: Callable[[int], float] | None = None
     q_advantage_schedule: Callable[[int], float] | None = None
     epochs_schedule: Callable[[float], int] | None = None
-    hidden_dtype: th.dtype | None = None
+    hidden_dtype_schedule: Callable[[float], th.dtype | None] | None = None
 
     @contextmanager
     def _mixed_precision(self):
-        """The policy's hidden layers in ``hidden_dtype`` inside, float32 again after."""
-        if self.hidden_dtype is None:
+        """The policy's hidden layers in the dtype of ``hidden_dtype_schedule`` inside,
+        float32 again after."""
+        schedule = self.hidden_dtype_schedule
+        dtype = None if schedule is None else schedule(self._current_progress_remaining)
+        if dtype is None:
             yield
             return
         if not hasattr(self.policy, "hidden_dtype"):
@@ -108,7 +113,7 @@ class BatchedMaskablePPO(MaskablePPO):
                 f"mixed precision needs a policy that computes its hidden layers in a dtype of its "
                 f"own (FastMlpPolicy and its kind), not {type(self.policy).__name__}"
             )
-        self.policy.hidden_dtype = self.hidden_dtype
+        self.policy.hidden_dtype = dtype
         try:
             yield
         finally:
@@ -118,6 +123,9 @@ class BatchedMaskablePPO(MaskablePPO):
         if self.epochs_schedule is not None:  # of the share of the run left, as the learning rate
             self.n_epochs = int(self.epochs_schedule(self._current_progress_remaining))
             self.logger.record("train/n_epochs", self.n_epochs)
+        if self.hidden_dtype_schedule is not None:  # 1: the hidden layers in the lower precision
+            low = self.hidden_dtype_schedule(self._current_progress_remaining) is not None
+            self.logger.record("train/mixed_precision", float(low))
         with self._mixed_precision():
             super().train()
 

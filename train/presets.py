@@ -137,16 +137,23 @@ def q_advantage_schedule(preset: Preset, timesteps: int):
 MIXED_PRECISIONS = ("bfloat16",)  # what Preset.mixed_precision may name (None: float32)
 
 
-def mixed_precision(preset: Preset) -> str | None:
-    """The dtype the preset's hidden layers train in (``Preset.mixed_precision``), None
-    for float32; ``ValueError`` for a dtype not in ``MIXED_PRECISIONS``."""
-    value = preset.mixed_precision
-    if value is not None and value not in MIXED_PRECISIONS:
+def mixed_precision_schedule(preset: Preset):
+    """The dtype the preset's hidden layers train in (``Preset.mixed_precision``) as a
+    function of the share of the run still to go, as the learning rate's: the dtype's
+    name for the first ``mixed_precision_share`` of the run, then None (float32); None
+    for a preset in float32 throughout.  ``ValueError`` for a dtype not in
+    ``MIXED_PRECISIONS`` or a share not in (0, 1]."""
+    value, share = preset.mixed_precision, preset.mixed_precision_share
+    if value is None:
+        return None
+    if value not in MIXED_PRECISIONS:
         raise ValueError(
             f"preset {preset.name}: mixed_precision is {value!r} (known: {', '.join(MIXED_PRECISIONS)}, "
             f"or None for float32)"
         )
-    return value
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+        raise ValueError(f"preset {preset.name}: mixed_precision_share is a share of the run in (0, 1], got {share!r}")
+    return lambda left: value if left > 1 - share else None
 
 
 def setting(preset: Preset, key: str) -> Any:

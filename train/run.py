@@ -43,7 +43,7 @@ from train.presets import (
     epochs_schedule,
     gae_lambda_schedule,
     learning_rate_schedule,
-    mixed_precision,
+    mixed_precision_schedule,
     q_advantage_schedule,
 )
 from train.config import DEFAULT_LOGDIR, RunConfig
@@ -367,8 +367,9 @@ def build_model(config: RunConfig, env) -> BatchedMaskablePPO:
     model.ent_coef_schedule = ent_coef_schedule(config.preset, config.timesteps)
     model.q_advantage_schedule = q_advantage_schedule(config.preset, config.timesteps)
     model.epochs_schedule = epochs_schedule(config.preset)
-    precision = mixed_precision(config.preset)
-    model.hidden_dtype = getattr(torch, precision) if precision else None
+    precision = mixed_precision_schedule(config.preset)
+    if precision is not None:
+        model.hidden_dtype_schedule = lambda left: None if precision(left) is None else getattr(torch, precision(left))
     return model
 
 
