@@ -16,6 +16,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 
 MASKED_LOGIT = -1e8  # what sb3-contrib's MaskableCategorical puts on illegal actions
@@ -143,6 +144,13 @@ class FastMlpPolicy(MaskableActorCriticPolicy):
                 latent_pi = self.mlp_extractor.forward_actor(pi_features)
                 latent_vf = self.mlp_extractor.forward_critic(vf_features)
         return latent_pi.float(), latent_vf.float()  # the heads' input: float32
+
+    def predict_values(self, obs: torch.Tensor) -> torch.Tensor:
+        """SB3's value of each observation, its hidden layers in ``hidden_dtype``."""
+        features = BasePolicy.extract_features(self, obs, self.vf_features_extractor)  # as SB3's
+        with self._hidden_precision(obs.device):
+            latent_vf = self.mlp_extractor.forward_critic(features)
+        return self.value_net(latent_vf.float())
 
     def logits_and_values(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The action logits (before masking) and the value of each observation."""

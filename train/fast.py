@@ -85,12 +85,12 @@ class BatchedMaskablePPO(MaskablePPO):
     bootstraps each rollout with the masked policy's ``V`` (``state_values``).
 
     ``hidden_dtype_schedule``, if set, maps the share of the run still to go (as the
-    learning rate's schedule) to the dtype the policy's hidden layers compute in during the
-    rollouts' and the updates' network calls (``torch.bfloat16``: mixed precision; None:
-    float32).  The policy needs a ``hidden_dtype`` of its own, as
-    ``agents.features.FastMlpPolicy``.  The weights, the optimizer, the heads and the losses
-    stay float32, and the callbacks (the evaluations) see the float32 network, the one a
-    checkpoint plays.
+    learning rate's schedule) at the start of a rollout to the dtype the policy's hidden
+    layers compute in during that rollout's network calls and its update's
+    (``torch.bfloat16``: mixed precision; None: float32).  The policy needs a
+    ``hidden_dtype`` of its own, as ``agents.features.FastMlpPolicy``.  The weights, the
+    optimizer, the heads and the losses stay float32, and the callbacks (the evaluations)
+    see the float32 network, the one a checkpoint plays.
     """
 
     gae_lambda_schedule: Callable[[int], float] | None = None
@@ -98,34 +98,43 @@ class BatchedMaskablePPO(MaskablePPO):
     q_advantage_schedule: Callable[[int], float] | None = None
     epochs_schedule: Callable[[float], int] | None = None
     hidden_dtype_schedule: Callable[[float], th.dtype | None] | None = None
+    _rollout_dtype: th.dtype | None = None  # the schedule's dtype for this rollout and its update
 
     @contextmanager
     def _mixed_precision(self):
-        """The policy's hidden layers in the dtype of ``hidden_dtype_schedule`` inside,
-        float32 again after."""
-        schedule = self.hidden_dtype_schedule
-        dtype = None if schedule is None else schedule(self._current_progress_remaining)
+        """The policy's hidden layers in this rollout's dtype inside (as it was after)."""
+        dtype = self._rollout_dtype
         if dtype is None:
             yield
+            return
+        before = self.policy.hidden_dtype
+        self.policy.hidden_dtype = dtype
+        try:
+            yield
+        finally:
+            self.policy.hidden_dtype = before
+
+    def _choose_rollout_dtype(self) -> None:
+        """The dtype of the rollout about to start and of its update, from the share of the
+        run still to go now (counted from the steps done, so a resumed run starts right)."""
+        schedule = self.hidden_dtype_schedule
+        if schedule is None:
+            self._rollout_dtype = None
             return
         if not hasattr(self.policy, "hidden_dtype"):
             raise ValueError(
                 f"mixed precision needs a policy that computes its hidden layers in a dtype of its "
                 f"own (FastMlpPolicy and its kind), not {type(self.policy).__name__}"
             )
-        self.policy.hidden_dtype = dtype
-        try:
-            yield
-        finally:
-            self.policy.hidden_dtype = None
+        left = 1.0 - float(self.num_timesteps) / float(max(1, self._total_timesteps))
+        self._rollout_dtype = schedule(left)
 
     def train(self) -> None:
         if self.epochs_schedule is not None:  # of the share of the run left, as the learning rate
             self.n_epochs = int(self.epochs_schedule(self._current_progress_remaining))
             self.logger.record("train/n_epochs", self.n_epochs)
         if self.hidden_dtype_schedule is not None:  # 1: the hidden layers in the lower precision
-            low = self.hidden_dtype_schedule(self._current_progress_remaining) is not None
-            self.logger.record("train/mixed_precision", float(low))
+            self.logger.record("train/mixed_precision", float(self._rollout_dtype is not None))
         with self._mixed_precision():
             super().train()
 
@@ -154,6 +163,7 @@ class BatchedMaskablePPO(MaskablePPO):
         if use_masking and not is_masking_supported(env):
             raise ValueError("Environment does not support action masking. Consider using ActionMasker wrapper")
         all_masks = _batched_masks(env)
+        self._choose_rollout_dtype()
         q_share = self.q_advantage_schedule
         if q_share is not None and not hasattr(self.policy, "chosen_q"):
             raise ValueError(

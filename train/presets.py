@@ -153,6 +153,8 @@ def mixed_precision_schedule(preset: Preset):
         )
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
         raise ValueError(f"preset {preset.name}: mixed_precision_share is a share of the run in (0, 1], got {share!r}")
+    if share == 1:
+        return lambda left: value  # to the end, the last update included
     return lambda left: value if left > 1 - share else None
 
 

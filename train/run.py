@@ -369,7 +369,17 @@ def build_model(config: RunConfig, env) -> BatchedMaskablePPO:
     model.epochs_schedule = epochs_schedule(config.preset)
     precision = mixed_precision_schedule(config.preset)
     if precision is not None:
-        model.hidden_dtype_schedule = lambda left: None if precision(left) is None else getattr(torch, precision(left))
+        if not hasattr(model.policy, "hidden_dtype"):
+            raise ValueError(
+                f"preset {config.preset.name}: mixed_precision needs a policy that computes its hidden "
+                f"layers in a dtype of its own (FastMlpPolicy and its kind), not {type(model.policy).__name__}"
+            )
+
+        def hidden_dtype(left: float):
+            name = precision(left)
+            return None if name is None else getattr(torch, name)
+
+        model.hidden_dtype_schedule = hidden_dtype
     return model
 
 
