@@ -85,6 +85,13 @@ def learning_rate_schedule(preset: Preset):
     return lambda left: fall(left) * early / epochs(left)
 
 
+def _check_share(preset: Preset, name: str, share: Any) -> None:
+    """``ValueError`` unless ``share`` (the preset's setting ``name``) is a share of the run
+    in (0, 1]."""
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+        raise ValueError(f"preset {preset.name}: {name} is a share of the run in (0, 1], got {share!r}")
+
+
 def epochs_schedule(preset: Preset):
     """The passes over each rollout (``n_epochs``) as a function of the share of the run
     still to go, as the learning rate's: ``ppo["n_epochs"]`` (SB3's 10 if unset), then
@@ -96,8 +103,7 @@ def epochs_schedule(preset: Preset):
         return None
     if isinstance(late, bool) or not isinstance(late, int) or late < 1:
         raise ValueError(f"preset {preset.name}: n_epochs_late is a number of passes, at least 1, got {late!r}")
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
-        raise ValueError(f"preset {preset.name}: late_share is a share of the run in (0, 1], got {share!r}")
+    _check_share(preset, "late_share", share)
     early = int(preset.ppo.get("n_epochs", 10))
     return lambda left: late if left < share else early
 
@@ -151,8 +157,7 @@ def mixed_precision_schedule(preset: Preset):
             f"preset {preset.name}: mixed_precision is {value!r} (known: {', '.join(MIXED_PRECISIONS)}, "
             f"or None for float32)"
         )
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
-        raise ValueError(f"preset {preset.name}: mixed_precision_share is a share of the run in (0, 1], got {share!r}")
+    _check_share(preset, "mixed_precision_share", share)
     if share == 1:
         return lambda left: value  # to the end, the last update included
     return lambda left: value if left > 1 - share else None
