@@ -68,6 +68,16 @@ def _batched_masks(env: VecEnv):
     return method if callable(method) else None
 
 
+def check_hidden_dtype(policy, what: str) -> None:
+    """``ValueError`` (``what`` needs ...) unless ``policy`` computes its hidden layers in a
+    dtype of its own (``hidden_dtype``, as ``agents.features.FastMlpPolicy``)."""
+    if not hasattr(policy, "hidden_dtype"):
+        raise ValueError(
+            f"{what} needs a policy that computes its hidden layers in a dtype of its own "
+            f"(FastMlpPolicy and its kind), not {type(policy).__name__}"
+        )
+
+
 class BatchedMaskablePPO(MaskablePPO):
     """MaskablePPO with a rollout loop that does per-game Python work only for finished games.
 
@@ -121,11 +131,7 @@ class BatchedMaskablePPO(MaskablePPO):
         if schedule is None:
             self._rollout_dtype = None
             return
-        if not hasattr(self.policy, "hidden_dtype"):
-            raise ValueError(
-                f"mixed precision needs a policy that computes its hidden layers in a dtype of its "
-                f"own (FastMlpPolicy and its kind), not {type(self.policy).__name__}"
-            )
+        check_hidden_dtype(self.policy, "mixed precision")
         left = 1.0 - float(self.num_timesteps) / float(max(1, self._total_timesteps))
         self._rollout_dtype = schedule(left)
 

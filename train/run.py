@@ -37,7 +37,7 @@ from agents.ppo_agent import PPOAgent, json_bytes, policy_class_from, policy_kwa
 from core.cli import SignalsHeld, signal_label, stop_signal, stop_signals_done
 from train import checkpoint
 from train.checkpoint import RunError
-from train.fast import BatchedMaskablePPO, EpisodeMonitor
+from train.fast import BatchedMaskablePPO, EpisodeMonitor, check_hidden_dtype
 from train.presets import (
     ent_coef_schedule,
     epochs_schedule,
@@ -369,11 +369,7 @@ def build_model(config: RunConfig, env) -> BatchedMaskablePPO:
     model.epochs_schedule = epochs_schedule(config.preset)
     precision = mixed_precision_schedule(config.preset)
     if precision is not None:
-        if not hasattr(model.policy, "hidden_dtype"):
-            raise ValueError(
-                f"preset {config.preset.name}: mixed_precision needs a policy that computes its hidden "
-                f"layers in a dtype of its own (FastMlpPolicy and its kind), not {type(model.policy).__name__}"
-            )
+        check_hidden_dtype(model.policy, f"preset {config.preset.name}: mixed_precision")
 
         def hidden_dtype(left: float):
             name = precision(left)
