@@ -199,6 +199,35 @@ def test_every_bad_train_option_is_one_error_line_and_exit_code_2(argv, message,
     assert message.format(**files) in _one_error_line(err)
 
 
+BAD_PRESET_SETTINGS = [
+    ({"lr_power": -1.0}, "preset ppo-420: lr_power is the learning rate fall's power, a positive number, got -1.0"),
+    ({"n_epochs_late": 0}, "preset ppo-420: n_epochs_late is a number of passes, at least 1, got 0"),
+    ({"n_epochs_late": 2, "late_share": 1.5}, "preset ppo-420: late_share is a share of the run in (0, 1], got 1.5"),
+    ({"q_advantage": 2.0}, "preset ppo-420: q_advantage and q_advantage_final are shares in 0..1"),
+    ({"mixed_precision": "float16"}, "preset ppo-420: mixed_precision is 'float16' (known: bfloat16"),
+    ({"pool": {"heuristic": 1.5}}, "preset ppo-420: pool shares must be in 0..1"),
+    ({"snapshots": 2}, "preset ppo-420: snapshots need a positive count, share and snapshot_every together"),
+    ({"policy": {"class": "NoSuch"}}, "unknown policy class 'NoSuch' in preset ppo-420: policy.class"),
+    ({"train_env": {"nope": 1}}, "preset ppo-420: train_env names 'nope', which the training env Vec420Env"),
+]
+
+
+@pytest.mark.parametrize("settings,message", BAD_PRESET_SETTINGS, ids=[next(iter(s)) for s, _ in BAD_PRESET_SETTINGS])
+def test_a_preset_setting_a_run_cannot_take_is_one_error_line_before_anything_is_written(
+    settings, message, tmp_path, capsys, monkeypatch
+):
+    import dataclasses
+
+    import train.__main__ as cli
+
+    monkeypatch.setitem(cli.PRESETS, "ppo-420", dataclasses.replace(cli.PRESETS["ppo-420"], **settings))
+    code = train_main(["ppo-420", "--checkpoint-dir", str(tmp_path / "ck"), "--logdir", str(tmp_path / "runs")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert message in _one_error_line(err)
+    assert [p.name for p in (tmp_path / "ck").iterdir()] == [] and list((tmp_path / "runs").iterdir()) == []
+
+
 # --- a trained bot used at another pot ---------------------------------------------------
 def test_a_bot_trained_for_another_pot_is_named_in_one_warning_line(capsys):
     argv = ["match", "421", "--agent", "ppo-421", "--opponent", "random", "--pot", "20", "--games", "2", "--seed", "1"]

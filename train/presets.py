@@ -163,6 +163,16 @@ def mixed_precision_schedule(preset: Preset):
     return lambda left: value if left > 1 - share else None
 
 
+def check_schedules(preset: Preset, timesteps: int) -> None:
+    """``ValueError`` (one line, naming the preset and the setting) for a pool or schedule
+    setting a run of ``timesteps`` steps cannot take: each is built once, as a run builds
+    them, so a bad preset stops before anything is trained."""
+    pool_weights(preset)
+    learning_rate_schedule(preset)  # epochs_schedule's checks included
+    q_advantage_schedule(preset, timesteps)
+    mixed_precision_schedule(preset)
+
+
 def setting(preset: Preset, key: str) -> Any:
     """The preset's own value of a setting a search space may name."""
     if key == WIDTH:

@@ -39,6 +39,7 @@ from train import checkpoint
 from train.checkpoint import RunError
 from train.fast import BatchedMaskablePPO, EpisodeMonitor, check_hidden_dtype
 from train.presets import (
+    check_schedules,
     ent_coef_schedule,
     epochs_schedule,
     gae_lambda_schedule,
@@ -294,8 +295,22 @@ class StepsBar(ProgressBarCallback):
             bar.close()  # a second close does nothing
 
 
-def _taking_train_env(env_class, preset):
-    """``env_class`` if it takes every keyword of ``preset.train_env``, else one line why not."""
+def train_env_class(preset):
+    """The class of the preset's training env: the game's live env, its batched env, or
+    None for Gymnasium envs in an SB3 DummyVecEnv (see :func:`make_env`); ``ValueError``
+    (one line) for a ``train_env`` setting that env does not take."""
+    spec = games.get(preset.game)
+    if plays_live(preset):
+        env_class = games.load(spec.live_env)
+    elif preset.n_players in spec.batched_players:
+        env_class = games.load(spec.batched_env)
+    elif preset.train_env:
+        raise ValueError(
+            f"preset {preset.name}: train_env ({', '.join(preset.train_env)}) is for a game's batched or live "
+            f"env, and {preset.game} at {preset.n_players} players trains on its Gymnasium env"
+        )
+    else:
+        return None
     taken = inspect.signature(env_class).parameters
     unknown = [name for name in preset.train_env if name not in taken]
     if unknown:
@@ -315,23 +330,17 @@ def make_env(config: RunConfig):
     spec = games.get(preset.game)
     options = dict(preset.env)
     n_players = options.pop("n_players", 2)
+    env_class = train_env_class(preset)
     if plays_live(preset):
         opponent = agents.live_opponent(preset.game, preset.opponent, n_players)
-        env_class = _taking_train_env(games.load(spec.live_env), preset)
         return EpisodeMonitor(
             env_class(config.n_envs, opponent, n_players=n_players, seed=config.seed, **options, **preset.train_env)
         )
-    if n_players in spec.batched_players:
+    if env_class is not None:
         opponent = agents.bot_table(preset.game, preset.opponent, **options)
         extra = {"n_players": n_players} if n_players != 2 else {}
-        env_class = _taking_train_env(games.load(spec.batched_env), preset)
         venv = env_class(config.n_envs, opponent, seed=config.seed, **options, **extra, **preset.train_env)
         return EpisodeMonitor(venv)
-    if preset.train_env:
-        raise ValueError(
-            f"preset {preset.name}: train_env ({', '.join(preset.train_env)}) is for a game's batched or live "
-            f"env, and {preset.game} at {n_players} players trains on its Gymnasium env"
-        )
     import gymnasium as gym
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
@@ -390,6 +399,13 @@ def prepare(config: RunConfig) -> tuple[RunConfig, dict[str, Any] | None]:
         raise RunError(
             f"preset {config.preset.name}: a setting cannot be saved in a checkpoint's metadata: {e}"
         ) from None
+    try:  # every setting the run builds from, before anything is built: one line for a bad one
+        check_schedules(config.preset, config.timesteps)
+        policy_class_from(config.preset.policy, f"preset {config.preset.name}")
+        policy_kwargs_from(config.preset.policy, f"preset {config.preset.name}")
+        train_env_class(config.preset)
+    except ValueError as e:  # CheckpointError, the policy's, is one
+        raise RunError(str(e)) from None
     missing = [
         what
         for what, offered in (
