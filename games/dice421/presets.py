@@ -34,9 +34,10 @@ PPO_421 = Preset(
         n_steps=16,  # x 1,024 games = 16,384 steps per rollout
         # 2,048 ends seeds 0-2 0.0702, 0.0899 and 0.0783 pp short (4,096: 0.0949, 0.1030,
         # 0.0914) but in 1,016.3 to 1,055.1 s, over 15 minutes. Made to fit with fewer steps
-        # (13 M: seed 2 ends 0.1154), bfloat16 (19 M: seed 0 ends 0.1063) or three passes
-        # (n_epochs=3: seed 1 ends 0.1125), it misses; in the last quarter only, the preset's
-        # mean (docs/results.md, the twenty-fifth, twenty-sixth and 28th to 30th ideas)
+        # (13 M: seed 2 ends 0.1154), bfloat16 (19 M: seed 0 ends 0.1063), three passes
+        # (n_epochs=3: seed 1 ends 0.1125) or a 128 x 128 actor (seed 1 ends 0.1045 in
+        # 908.7 s), it misses; in the last quarter only, the preset's mean (docs/results.md,
+        # the twenty-fifth, twenty-sixth and 28th to 31st ideas)
         batch_size=4096,
         n_epochs=4,
         # falling to 0 over the run (lr_final, lr_power); this preset, seed 0, is the shipped bot.
