@@ -399,13 +399,6 @@ def prepare(config: RunConfig) -> tuple[RunConfig, dict[str, Any] | None]:
         raise RunError(
             f"preset {config.preset.name}: a setting cannot be saved in a checkpoint's metadata: {e}"
         ) from None
-    try:  # every setting the run builds from, before anything is built: one line for a bad one
-        check_schedules(config.preset, config.timesteps)
-        policy_class_from(config.preset.policy, f"preset {config.preset.name}")
-        policy_kwargs_from(config.preset.policy, f"preset {config.preset.name}")
-        train_env_class(config.preset)
-    except ValueError as e:  # CheckpointError, the policy's, is one
-        raise RunError(str(e)) from None
     missing = [
         what
         for what, offered in (
@@ -419,6 +412,13 @@ def prepare(config: RunConfig) -> tuple[RunConfig, dict[str, Any] | None]:
             f"{spec.name} offers no {' and no '.join(missing)}: python -m train needs both, "
             "to step many games at once and to measure its runs exactly"
         )
+    try:  # every setting the run builds from, before anything is built: one line for a bad one
+        check_schedules(config.preset, config.timesteps)
+        policy_class_from(config.preset.policy, f"preset {config.preset.name}")
+        policy_kwargs_from(config.preset.policy, f"preset {config.preset.name}")
+        train_env_class(config.preset)
+    except ValueError as e:  # CheckpointError, the policy's, is one
+        raise RunError(str(e)) from None
     checkpoint.clean_temporaries(config.checkpoint_dir, config.name)
     if not config.resume:
         existing = checkpoint.existing_files(config.checkpoint_dir, config.name)
