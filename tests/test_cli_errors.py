@@ -225,7 +225,8 @@ def test_a_preset_setting_a_run_cannot_take_is_one_error_line_before_anything_is
     err = capsys.readouterr().err
     assert code == 2, err
     assert message in _one_error_line(err)
-    assert [p.name for p in (tmp_path / "ck").iterdir()] == [] and list((tmp_path / "runs").iterdir()) == []
+    assert list((tmp_path / "ck").iterdir()) == []  # no lock, checkpoint or metadata left
+    assert list((tmp_path / "runs").iterdir()) == []  # no TensorBoard run
 
 
 # --- a trained bot used at another pot ---------------------------------------------------
