@@ -556,7 +556,7 @@ def test_a_run_records_its_learning_settings_and_resume_refuses_changed_ones(sav
     del meta["training"]["snapshots"]  # saved before the setting existed: it had its default, 0
     meta_path.write_text(json.dumps(meta))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(PRESETS, "ppo-420", replace(preset, snapshots=2))
+        patch.setitem(PRESETS, "ppo-420", replace(preset, snapshots=2, snapshot_share=0.2, snapshot_every=4096))
         assert train_main(argv(root, "r", "--resume", timesteps=8192)) == 2
         assert "r.json: snapshots was 0, preset ppo-420 now has 2;" in one_line(capsys.readouterr().err)
     del meta["training"]  # a run saved before the settings were recorded resumes
