@@ -205,6 +205,11 @@ BAD_PRESET_SETTINGS = [
     ({"n_epochs_late": 2, "late_share": 1.5}, "preset ppo-420: late_share is a share of the run in (0, 1], got 1.5"),
     ({"q_advantage": 2.0}, "preset ppo-420: q_advantage and q_advantage_final are shares in 0..1"),
     ({"mixed_precision": "float16"}, "preset ppo-420: mixed_precision is 'float16' (known: bfloat16"),
+    (
+        {"mixed_precision": "bfloat16", "policy": {"class": "MlpPolicy"}},
+        "preset ppo-420: mixed_precision needs a policy that computes its hidden layers in a dtype of its own "
+        "(FastMlpPolicy and its kind), not MaskableActorCriticPolicy",
+    ),
     ({"pool": {"heuristic": 1.5}}, "preset ppo-420: pool shares must be in 0..1"),
     ({"snapshots": 2}, "preset ppo-420: snapshots need a positive count, share and snapshot_every together"),
     ({"policy": {"class": "NoSuch"}}, "unknown policy class 'NoSuch' in preset ppo-420: policy.class"),
@@ -212,7 +217,7 @@ BAD_PRESET_SETTINGS = [
 ]
 
 
-@pytest.mark.parametrize("settings,message", BAD_PRESET_SETTINGS, ids=[next(iter(s)) for s, _ in BAD_PRESET_SETTINGS])
+@pytest.mark.parametrize("settings,message", BAD_PRESET_SETTINGS, ids=["+".join(s) for s, _ in BAD_PRESET_SETTINGS])
 def test_a_preset_setting_a_run_cannot_take_is_one_error_line_before_anything_is_written(
     settings, message, tmp_path, capsys, monkeypatch
 ):

@@ -69,12 +69,14 @@ def _batched_masks(env: VecEnv):
 
 
 def check_hidden_dtype(policy, what: str) -> None:
-    """``ValueError`` (``what`` needs ...) unless ``policy`` computes its hidden layers in a
-    dtype of its own (``hidden_dtype``, as ``agents.features.FastMlpPolicy``)."""
+    """``ValueError`` (``what`` needs ...) unless ``policy`` (a policy or its class) computes
+    its hidden layers in a dtype of its own (``hidden_dtype``, as
+    ``agents.features.FastMlpPolicy``)."""
     if not hasattr(policy, "hidden_dtype"):
+        name = policy.__name__ if isinstance(policy, type) else type(policy).__name__
         raise ValueError(
             f"{what} needs a policy that computes its hidden layers in a dtype of its own "
-            f"(FastMlpPolicy and its kind), not {type(policy).__name__}"
+            f"(FastMlpPolicy and its kind), not {name}"
         )
 
 

@@ -414,7 +414,9 @@ def prepare(config: RunConfig) -> tuple[RunConfig, dict[str, Any] | None]:
         )
     try:  # every setting the run builds from, before anything is built: one line for a bad one
         check_schedules(config.preset, config.timesteps)
-        policy_class_from(config.preset.policy, f"preset {config.preset.name}")
+        policy_class = policy_class_from(config.preset.policy, f"preset {config.preset.name}")
+        if mixed_precision_schedule(config.preset) is not None:
+            check_hidden_dtype(policy_class, f"preset {config.preset.name}: mixed_precision")
         policy_kwargs_from(config.preset.policy, f"preset {config.preset.name}")
         train_env_class(config.preset)
     except ValueError as e:  # CheckpointError, the policy's, is one
