@@ -143,9 +143,10 @@ PRESETS = [
         # two tables where 0.7 ended at 0.2851 and 0.2901 (docs/results.md)
         ppo={**PPO_421.ppo, "ent_coef": 0.003, "gae_lambda": 0.1},  # ent_coef: ppo-421's then
         # the straight fall of the learning rate, as in the shipped run. ppo-421's square
-        # fall and its two late passes (without FOUR_PASSES_TO_THE_END): seed 1 0.2502 and
-        # 0.2510 pp in 61.6 minutes, where this preset's seed 1 ends 0.2652 and 0.2636
-        # (docs/results.md, tables of three)
+        # fall and its two late passes (without FOUR_PASSES_TO_THE_END), not kept: seed 1
+        # 0.2502 and 0.2510 pp where this preset's ends 0.2652 and 0.2636, but seed 2 0.3405
+        # and 0.3325 where this preset's ends 0.2587 and 0.2587 (docs/results.md, tables of
+        # three)
         lr_power=1.0,
         **FOUR_PASSES_TO_THE_END,
         train_env={},  # the games as dealt, as in the shipped run
