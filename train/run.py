@@ -66,11 +66,11 @@ from train.selfplay import SelfPlay, SelfPlayCallback
 class ExactEvalCallback(BaseCallback):
     """Every ``every`` steps: exact evaluation, TensorBoard ``eval/*`` tags, a checkpoint.
 
-    420 runs that stop once optimal also count, after every PPO update, the
-    decision states where the policy's choice is worse than the best
-    (``solver420.suboptimal_choices``, a table lookup; TensorBoard
-    ``eval/suboptimal_choices``); at 0 the full evaluation confirms it and the
-    run stops, without waiting for the next scheduled evaluation.
+    Two-player runs that stop once optimal (``stop_when_optimal``), of a game whose
+    solver offers ``count_suboptimal`` (a cheap table lookup), also count after every
+    PPO update the decision states where the policy's choice is worse than the best
+    (TensorBoard ``eval/suboptimal_choices``); at 0 the full evaluation confirms it
+    and the run stops, without waiting for the next scheduled evaluation.
     """
 
     def __init__(
