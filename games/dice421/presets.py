@@ -67,7 +67,8 @@ PPO_421 = Preset(
     # 0.7 on the same machine: 0.1271, 0.1089, 0.1299; docs/results.md, the seventeenth idea).
     # A lead: the critic on a rate of its own falling straight (an Adam group of its own, in
     # a checkout) ended seeds 0-2 0.0871, 0.0849 and 0.1105 where this preset, rerun on the
-    # same machine, ends 0.1124, 0.0982 and 0.1209 (the thirty-seventh idea)
+    # same machine, ends 0.1124, 0.0982 and 0.1209, but seed 3 0.1091 where this preset
+    # ends 0.0838 (the thirty-seventh idea)
     lr_power=2.0,
     # the last quarter of the run (rate below 0.094e-3) makes 2 passes over each rollout at
     # twice the rate instead of 4: its updates take 0.59x the seconds, the run about 0.9x.
