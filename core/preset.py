@@ -56,6 +56,10 @@ class Preset:
     # the rate is low, stays as it was, for fewer products per step
     n_epochs_late: int | None = None
     late_share: float = 0.5
+    # if set (with lr_final 0), the critic's weights (the value network and its head) learn in
+    # an Adam group of their own whose rate falls as the share left to this power instead:
+    # the actor's rate divided by left ** (lr_power - critic_lr_power), late factor included
+    critic_lr_power: float | None = None
     # if set, GAE lambda moves linearly from ppo["gae_lambda"] to this over the first
     # gae_lambda_steps steps, then stays there
     gae_lambda_final: float | None = None
@@ -122,6 +126,7 @@ LEARNING_FIELDS = (
     "lr_power",
     "n_epochs_late",
     "late_share",
+    "critic_lr_power",
     "gae_lambda_final",
     "gae_lambda_steps",
     "ent_coef_final",

@@ -208,6 +208,31 @@ def test_resume_restores_the_weights_optimizer_counters_and_random_states(saved,
     env.close()
 
 
+def test_a_run_whose_critic_has_a_rate_of_its_own_resumes_with_both_groups(tmp_path, monkeypatch):
+    from train.checkpoint import read_saved_meta, restore
+    from train.run import RunConfig, build_model, make_env
+
+    preset = replace(PRESETS["ppo-420"], lr_final=0.0, lr_power=2.0, critic_lr_power=1.0)
+    monkeypatch.setitem(PRESETS, "ppo-420", preset)
+    assert train_main([*argv(tmp_path, "c"), "--seed", "1"]) == 0
+    ck = tmp_path / "ck"
+    saved = torch.load(ck / "c.state", weights_only=True)["optimizer"]
+    assert len(saved["param_groups"]) == 2 and saved["state"]
+    config = RunConfig(
+        preset, timesteps=8192, seed=1, n_envs=64, logdir=tmp_path / "runs", checkpoint_dir=ck, name="c", resume=True
+    )
+    env = make_env(config)
+    model = build_model(config, env)
+    restore(model, env, ck, "c", read_saved_meta(ck, "c", preset))
+    restored = model.policy.optimizer.state_dict()
+    assert [g["params"] for g in restored["param_groups"]] == [g["params"] for g in saved["param_groups"]]
+    for index, entry in saved["state"].items():
+        assert all(torch.equal(restored["state"][index][key], tensor) for key, tensor in entry.items())
+    env.close()
+    assert train_main(argv(tmp_path, "c", "--resume", timesteps=8192)) == 0
+    assert json.loads((ck / "c.json").read_text())["training"]["critic_lr_power"] == 1.0
+
+
 # --- 2. a crash during a save keeps the last good checkpoint --------------------------------
 
 

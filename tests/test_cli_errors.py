@@ -201,6 +201,8 @@ def test_every_bad_train_option_is_one_error_line_and_exit_code_2(argv, message,
 
 BAD_PRESET_SETTINGS = [
     ({"lr_power": -1.0}, "preset ppo-420: lr_power is the learning rate fall's power, a positive number, got -1.0"),
+    ({"critic_lr_power": 0.0}, "preset ppo-420: critic_lr_power is the critic's learning rate fall's power"),
+    ({"critic_lr_power": 1.0, "lr_final": 1e-5}, "preset ppo-420: critic_lr_power needs the learning rate to fall"),
     ({"n_epochs_late": 0}, "preset ppo-420: n_epochs_late is a number of passes, at least 1, got 0"),
     ({"n_epochs_late": 2, "late_share": 1.5}, "preset ppo-420: late_share is a share of the run in (0, 1], got 1.5"),
     ({"q_advantage": 2.0}, "preset ppo-420: q_advantage and q_advantage_final are shares in 0..1"),

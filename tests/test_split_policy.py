@@ -3,6 +3,7 @@ not depend on the dice thrown back), the critic reads both; and the GAE lambda
 schedule of a preset."""
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,7 +18,14 @@ from core.dice import ScriptedDice
 from games.dice420 import game as g
 from games.dice420.vec import Vec420Env
 from train.fast import BatchedMaskablePPO
-from train.presets import PRESETS, ent_coef_schedule, epochs_schedule, gae_lambda_schedule, learning_rate_schedule
+from train.presets import (
+    PRESETS,
+    critic_learning_rate_schedule,
+    ent_coef_schedule,
+    epochs_schedule,
+    gae_lambda_schedule,
+    learning_rate_schedule,
+)
 
 SPEC = PRESETS["ppo-420"].policy
 
@@ -207,6 +215,60 @@ def test_the_late_updates_make_fewer_passes_at_a_rate_raised_to_match(tmp_path):
     updates = [row for row in logged if "train/n_epochs" in row]  # SB3 writes an update's row with the next
     assert [row["train/n_epochs"] for row in updates] == [4, 4, 2]
     assert [row["train/learning_rate"] for row in updates] == pytest.approx([0.0015, 0.001, 0.001])
+
+
+def test_the_critic_may_learn_at_a_rate_of_its_own(tmp_path):
+    from train.run import RunConfig, build_model, make_env
+
+    base = PRESETS["ppo-420"]
+    preset = replace(
+        base,
+        ppo={**base.ppo, "learning_rate": 0.002, "n_epochs": 4, "n_steps": 8, "batch_size": 64},
+        lr_final=0.0,
+        lr_power=2.0,
+        critic_lr_power=1.0,
+        n_epochs_late=2,
+        late_share=0.5,
+    )
+    actor, critic = learning_rate_schedule(preset), critic_learning_rate_schedule(preset)
+    assert actor(1.0) == critic(1.0) == 0.002
+    assert actor(0.75) == pytest.approx(0.002 * 0.75**2) and critic(0.75) == pytest.approx(0.002 * 0.75)
+    assert critic(0.25) == pytest.approx(2 * 0.002 * 0.25)  # the late factor too (4 passes, then 2)
+    assert critic(0.0) == actor(0.0) == 0.0
+    assert critic_learning_rate_schedule(base) is None and base.critic_lr_power is None
+    for bad in (0, -1.0, float("nan"), float("inf"), "1", True):
+        with pytest.raises(ValueError, match=f"preset {base.name}: critic_lr_power .* a positive number, got"):
+            critic_learning_rate_schedule(replace(preset, critic_lr_power=bad))
+    for end in (None, 0.0001):
+        with pytest.raises(ValueError, match=f"critic_lr_power needs .* lr_final 0.0, got lr_final {end!r}"):
+            critic_learning_rate_schedule(replace(preset, lr_final=end))
+    # a run of 4 rollouts of 16 x 8 steps: the critic's weights in the optimizer's second group
+    config = RunConfig(preset, timesteps=512, seed=0, n_envs=16, logdir=tmp_path, checkpoint_dir=tmp_path, name="x")
+    model = build_model(config, make_env(config))
+    groups = model.policy.optimizer.param_groups
+    named = dict(model.policy.named_parameters())
+    critic_names = [n for n in named if n.startswith(("mlp_extractor.value_net.", "value_net."))]
+    assert len(groups) == 2 and len(critic_names) == 4
+    assert [id(p) for p in groups[1]["params"]] == [id(named[n]) for n in critic_names]
+    assert {id(p) for p in groups[0]["params"]} == {id(p) for n, p in named.items() if n not in critic_names}
+    logged = []
+
+    class Rows(KVWriter):
+        def write(self, key_values, key_excluded, step=0):
+            logged.append(dict(key_values))
+
+    model.set_logger(Logger(None, [Rows()]))
+    before = {n: p.detach().clone() for n, p in named.items()}
+    model.learn(512)
+    updates = [row for row in logged if "train/critic_learning_rate" in row]
+    # updates with 3/4, 1/2, 1/4 and none of the run left; SB3 writes an update's row with the next
+    assert [row["train/critic_learning_rate"] for row in updates] == pytest.approx([0.0015, 0.001, 0.001])
+    assert [row["train/learning_rate"] for row in updates] == pytest.approx([0.001125, 0.0005, 0.00025])
+    assert groups[0]["lr"] == groups[1]["lr"] == 0.0  # the last update's, with none of the run left
+    assert all(not torch.equal(before[n], p) for n, p in named.items() if n in critic_names)  # both learn
+    assert not torch.equal(before["action_net.weight"], named["action_net.weight"])
+    with pytest.raises(ValueError, match="Linear has no critic weights apart from the actor's"):
+        BatchedMaskablePPO.split_critic_rate(SimpleNamespace(policy=torch.nn.Linear(2, 2)), critic)
 
 
 def test_a_run_takes_its_ent_coef_schedule_from_its_preset(tmp_path):

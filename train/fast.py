@@ -110,6 +110,7 @@ class BatchedMaskablePPO(MaskablePPO):
     q_advantage_schedule: Callable[[int], float] | None = None
     epochs_schedule: Callable[[float], int] | None = None
     hidden_dtype_schedule: Callable[[float], th.dtype | None] | None = None
+    critic_lr_schedule: Callable[[float], float] | None = None  # set by split_critic_rate
     _rollout_dtype: th.dtype | None = None  # the schedule's dtype for this rollout and its update
 
     @contextmanager
@@ -136,6 +137,37 @@ class BatchedMaskablePPO(MaskablePPO):
         check_hidden_dtype(self.policy, "mixed precision")
         left = 1.0 - float(self.num_timesteps) / float(max(1, self._total_timesteps))
         self._rollout_dtype = schedule(left)
+
+    def split_critic_rate(self, schedule: Callable[[float], float]) -> None:
+        """Give the critic's weights (``mlp_extractor.value_net``, ``value_net`` and a
+        ``vf_features_extractor`` of its own) an Adam group of their own, the optimizer's
+        second, whose learning rate is ``schedule`` of the share of the run still to go;
+        the rest keep the model's ``lr_schedule``.  The optimizer is made anew, so call it
+        before training (a resumed run loads its saved state after).  ``ValueError`` for a
+        policy without such weights, or with nothing else."""
+        policy = self.policy
+        prefixes = ("mlp_extractor.value_net.", "value_net.", "vf_features_extractor.")
+        critic = [p for name, p in policy.named_parameters() if name.startswith(prefixes)]
+        ids = {id(p) for p in critic}
+        actor = [p for p in policy.parameters() if id(p) not in ids]
+        if not critic or not actor:
+            raise ValueError(
+                f"{type(policy).__name__} has no critic weights apart from the actor's "
+                f"({', '.join(p.rstrip('.') for p in prefixes)}) to give a learning rate of their own"
+            )
+        policy.optimizer = policy.optimizer_class(
+            [{"params": actor}, {"params": critic}],
+            lr=policy.optimizer.param_groups[0]["lr"],
+            **policy.optimizer_kwargs,
+        )
+        self.critic_lr_schedule = schedule
+
+    def _update_learning_rate(self, optimizers) -> None:
+        super()._update_learning_rate(optimizers)
+        if self.critic_lr_schedule is not None:  # the critic's group, after SB3 set them all
+            rate = float(self.critic_lr_schedule(self._current_progress_remaining))
+            self.policy.optimizer.param_groups[1]["lr"] = rate
+            self.logger.record("train/critic_learning_rate", rate)
 
     def train(self) -> None:
         if self.epochs_schedule is not None:  # of the share of the run left, as the learning rate

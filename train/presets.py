@@ -85,6 +85,31 @@ def learning_rate_schedule(preset: Preset):
     return lambda left: fall(left) * early / epochs(left)
 
 
+def critic_learning_rate_schedule(preset: Preset):
+    """The critic's own learning rate (``Preset.critic_lr_power``) as a function of the share
+    of the run still to go, or None when the critic learns at the network's rate: the
+    actor's rate (:func:`learning_rate_schedule`, late factor included) divided by ``left
+    ** (lr_power - critic_lr_power)``, so falling from the same start to 0 as ``left`` to
+    the power ``critic_lr_power``.  ``ValueError`` unless the power is a positive number
+    and the rate falls to ``lr_final`` 0."""
+    power = preset.critic_lr_power
+    if power is None:
+        return None
+    if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < float("inf"):
+        raise ValueError(
+            f"preset {preset.name}: critic_lr_power is the critic's learning rate fall's power, "
+            f"a positive number, got {power!r}"
+        )
+    if preset.lr_final != 0:
+        raise ValueError(
+            f"preset {preset.name}: critic_lr_power needs the learning rate to fall to lr_final 0.0, "
+            f"got lr_final {preset.lr_final!r}"
+        )
+    rate, ratio = learning_rate_schedule(preset), preset.lr_power - power
+    # left no less than 1e-6: the actor's rate is 0 there, and so the critic's
+    return lambda left: rate(left) / max(left, 1e-6) ** ratio
+
+
 def _check_share(preset: Preset, name: str, share: Any) -> None:
     """``ValueError`` unless ``share`` (the preset's setting ``name``) is a share of the run
     in (0, 1]."""
@@ -169,6 +194,7 @@ def check_schedules(preset: Preset, timesteps: int) -> None:
     them, so a bad preset stops before anything is trained."""
     pool_weights(preset)
     learning_rate_schedule(preset)  # epochs_schedule's checks included
+    critic_learning_rate_schedule(preset)
     q_advantage_schedule(preset, timesteps)
     mixed_precision_schedule(preset)
 

@@ -40,6 +40,7 @@ from train.checkpoint import RunError
 from train.fast import BatchedMaskablePPO, EpisodeMonitor, check_hidden_dtype
 from train.presets import (
     check_schedules,
+    critic_learning_rate_schedule,
     ent_coef_schedule,
     epochs_schedule,
     gae_lambda_schedule,
@@ -372,6 +373,9 @@ def build_model(config: RunConfig, env) -> BatchedMaskablePPO:
         verbose=0,
         **ppo_kwargs,
     )
+    critic_rate = critic_learning_rate_schedule(config.preset)
+    if critic_rate is not None:
+        model.split_critic_rate(critic_rate)
     model.gae_lambda_schedule = gae_lambda_schedule(config.preset)
     model.ent_coef_schedule = ent_coef_schedule(config.preset, config.timesteps)
     model.q_advantage_schedule = q_advantage_schedule(config.preset, config.timesteps)
