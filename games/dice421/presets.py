@@ -65,11 +65,16 @@ PPO_421 = Preset(
     # half time, so the low rates, where a run's last gains are made, last longer. With lambda
     # 0.1, seeds 0-2 end 0.0894, 0.1107 and 0.0922 pp short (the straight fall with lambda
     # 0.7 on the same machine: 0.1271, 0.1089, 0.1299; docs/results.md, the seventeenth idea).
-    # A lead: the critic on a rate of its own falling straight (an Adam group of its own, in
-    # a checkout) ended seeds 0-2 0.0871, 0.0849 and 0.1105 where this preset, rerun on the
-    # same machine, ends 0.1124, 0.0982 and 0.1209, but seed 3 0.1091 where this preset
-    # ends 0.0838 (the thirty-seventh idea)
     lr_power=2.0,
+    # the critic's weights in an Adam group of their own, whose rate falls straight (the
+    # actor's over the share left): twice the actor's at half time, four times at three
+    # quarters, so the critic the advantages lean on keeps learning late. Seeds 0-5 end
+    # 0.0871 (the shipped bot), 0.0849, 0.1105, 0.1091, 0.0989 and 0.1129 pp short; at the
+    # actor's rate, on the same machine, 0.1124, 0.0982, 0.1209, 0.0838, 0.1047 and 0.1113:
+    # a mean 0.0047 lower, within the seeds' noise, and no slower (docs/results.md, the
+    # thirty-seventh idea); as the square root of the share left, seed 2 0.1209 (the
+    # thirty-eighth)
+    critic_lr_power=1.0,
     # the last quarter of the run (rate below 0.094e-3) makes 2 passes over each rollout at
     # twice the rate instead of 4: its updates take 0.59x the seconds, the run about 0.9x.
     # Seeds 0-2 end 0.0949, 0.1030 and 0.0914 pp short (with 4: 0.0894, 0.1107, 0.0922;
@@ -103,6 +108,8 @@ PPO_421 = Preset(
 # The derived presets' shipped runs made four passes to the end: they leave out ppo-421's
 # late passes (and keep late_share's default, as their metadata records it).
 FOUR_PASSES_TO_THE_END = {"n_epochs_late": None, "late_share": Preset.late_share}
+# Their critics learned at the network's rate, as ppo-421's before the thirty-seventh idea.
+ONE_RATE = {"critic_lr_power": None}
 
 PRESETS = [
     PPO_421,
@@ -126,6 +133,7 @@ PRESETS = [
         ppo={**PPO_421.ppo, "n_steps": 64, "learning_rate": 2e-3, "ent_coef": 0.003, "gae_lambda": 0.7},
         lr_power=1.0,  # the straight fall, as then
         **FOUR_PASSES_TO_THE_END,
+        **ONE_RATE,
         train_env={},  # the games as dealt, as then
         pool={"heuristic": 0.1, "greedy421": 0.05, "cautious": 0.05},
         snapshots=4,
@@ -153,6 +161,7 @@ PRESETS = [
         # three)
         lr_power=1.0,
         **FOUR_PASSES_TO_THE_END,
+        **ONE_RATE,
         train_env={},  # the games as dealt, as in the shipped run
         # ppo-421's inputs (the hands' ranks) and learning rate: 0.98 pp at 5 M steps where the
         # one-hot inputs at 2e-3 were at 1.73 (docs/results.md)
