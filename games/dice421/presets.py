@@ -71,8 +71,8 @@ PPO_421 = Preset(
     lr_power=2.0,
     # the critic's weights in an Adam group of their own, whose rate falls straight (the
     # actor's over the share left): twice the actor's at half time, four times at three
-    # quarters, so the critic the advantages lean on keeps learning late. Seeds 0-5 end
-    # 0.0871, 0.0849, 0.1105, 0.1091, 0.0989 and 0.1129 pp short; at the
+    # quarters, so the critic the advantages lean on keeps learning late. With 16 M steps,
+    # seeds 0-5 end 0.0871, 0.0849, 0.1105, 0.1091, 0.0989 and 0.1129 pp short; at the
     # actor's rate, on the same machine, 0.1124, 0.0982, 0.1209, 0.0838, 0.1047 and 0.1113:
     # a mean 0.0047 lower, within the seeds' noise, and no slower (docs/results.md, the
     # thirty-seventh idea); as the square root of the share left, seed 2 0.1209 (the
