@@ -302,9 +302,10 @@ def test_plot_draws_both_shipped_runs_and_never_overwrites_by_default(tmp_path, 
     capsys.readouterr()
     assert plot.main(both) == 0 and (tmp_path / "gap-vs-time.png").exists()
     printed = capsys.readouterr().out.splitlines()
+    steps, gap = meta["timesteps"] / 1e6, meta["exact"]["gap_pp"]
     assert printed[2:] == [
         "ppo-420 (420, mean of seats)               1   0.72 M        0",
-        f"ppo-421 (421, whole game)                  1  16.01 M{meta['exact']['gap_pp']:>9.3g}",
+        f"ppo-421 (421, whole game)                  1  {steps:5.2f} M{gap:>9.3g}",
         "wrote gap-vs-time.png",
     ]
     assert plot.main(both) == 2
