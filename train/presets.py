@@ -73,10 +73,7 @@ def learning_rate_schedule(preset: Preset):
         fall = lambda left: start  # noqa: E731
     else:
         power = preset.lr_power
-        if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < float("inf"):
-            raise ValueError(
-                f"preset {preset.name}: lr_power is the learning rate fall's power, a positive number, got {power!r}"
-            )
+        _check_power(preset, "lr_power", "the learning rate fall's", power)
         end = float(preset.lr_final)
         fall = lambda left: end + (start - end) * left**power  # noqa: E731
     if epochs is None:
@@ -95,11 +92,7 @@ def critic_learning_rate_schedule(preset: Preset):
     power = preset.critic_lr_power
     if power is None:
         return None
-    if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < float("inf"):
-        raise ValueError(
-            f"preset {preset.name}: critic_lr_power is the critic's learning rate fall's power, "
-            f"a positive number, got {power!r}"
-        )
+    _check_power(preset, "critic_lr_power", "the critic's learning rate fall's", power)
     if preset.lr_final != 0:
         raise ValueError(
             f"preset {preset.name}: critic_lr_power needs the learning rate to fall to lr_final 0.0, "
@@ -108,6 +101,13 @@ def critic_learning_rate_schedule(preset: Preset):
     rate, ratio = learning_rate_schedule(preset), preset.lr_power - power
     # left no less than 1e-6: the actor's rate is 0 there, and so the critic's
     return lambda left: rate(left) / max(left, 1e-6) ** ratio
+
+
+def _check_power(preset: Preset, name: str, whose: str, power: Any) -> None:
+    """``ValueError`` unless ``power`` (the preset's setting ``name``, ``whose`` power) is a
+    positive number."""
+    if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < float("inf"):
+        raise ValueError(f"preset {preset.name}: {name} is {whose} power, a positive number, got {power!r}")
 
 
 def _check_share(preset: Preset, name: str, share: Any) -> None:

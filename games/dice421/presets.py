@@ -67,7 +67,7 @@ PPO_421 = Preset(
     # the rate falls as the square of the share of the run left: a quarter of the start at
     # half time, so the low rates, where a run's last gains are made, last longer. With lambda
     # 0.1, seeds 0-2 end 0.0894, 0.1107 and 0.0922 pp short (the straight fall with lambda
-    # 0.7 on the same machine: 0.1271, 0.1089, 0.1299; docs/results.md, the seventeenth idea).
+    # 0.7 on the same machine: 0.1271, 0.1089, 0.1299; docs/results.md, the seventeenth idea)
     lr_power=2.0,
     # the critic's weights in an Adam group of their own, whose rate falls straight (the
     # actor's over the share left): twice the actor's at half time, four times at three
